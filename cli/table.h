@@ -1,0 +1,20 @@
+// Plain-text tables for human output: columns padded to their widest cell.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace memplace::cli {
+
+class Table {
+public:
+    explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    std::string format() const;
+
+private:
+    std::vector<std::string> header_;
+    std::vector<std::vector<std::string>> rows_;
+};
+
+} // namespace memplace::cli

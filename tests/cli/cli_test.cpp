@@ -1,0 +1,116 @@
+// The CLI as a user meets it: exit codes, --help, --version, --json.
+#include "run_command.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace memplace {
+namespace {
+
+using testing::runMemplace;
+
+TEST(Cli, VersionAndHelp) {
+    auto v = runMemplace("--version");
+    EXPECT_EQ(v.exitCode, 0);
+    EXPECT_NE(v.out.find("memplace "), std::string::npos);
+    auto h = runMemplace("--help");
+    EXPECT_EQ(h.exitCode, 0);
+    EXPECT_NE(h.out.find("spec"), std::string::npos);
+    EXPECT_EQ(runMemplace("spec --help").exitCode, 0);
+    for (const char* sub :
+         {"spec list --help", "spec show --help", "spec check --help", "spec eval --help"}) {
+        auto r = runMemplace(sub);
+        EXPECT_EQ(r.exitCode, 0) << sub;
+        EXPECT_NE(r.out.find("--json"), std::string::npos) << sub << " documents --json";
+    }
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+    EXPECT_EQ(runMemplace("").exitCode, 2);
+    EXPECT_EQ(runMemplace("no-such-command").exitCode, 2);
+    EXPECT_EQ(runMemplace("spec show").exitCode, 2);
+    EXPECT_EQ(runMemplace("spec list --no-such-flag").exitCode, 2);
+}
+
+TEST(Cli, SpecListShowsEveryBuiltin) {
+    auto r = runMemplace("spec list --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j.is_array());
+    EXPECT_EQ(j.size(), 7u);
+    auto human = runMemplace("spec list");
+    EXPECT_NE(human.out.find("NVIDIA H100"), std::string::npos);
+}
+
+TEST(Cli, SpecShowJsonHasTheSpec) {
+    auto r = runMemplace("spec show h100 --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["processor"]["sms"], 132);
+    EXPECT_FALSE(j["memories"].empty());
+    EXPECT_FALSE(j["places"].empty());
+}
+
+TEST(Cli, SpecShowMslReparses) {
+    auto r = runMemplace("spec show h100 --msl");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::string path = "/tmp/memplace_cli_h100_printed.msl";
+    std::ofstream(path) << r.out;
+    auto check = runMemplace("spec check " + path);
+    EXPECT_EQ(check.exitCode, 0) << check.err;
+    std::remove(path.c_str());
+}
+
+TEST(Cli, SpecCheckBuiltinsPass) {
+    auto r = runMemplace("spec check specs/h100.msl specs/h200.msl specs/a100.msl specs/v100.msl "
+                         "specs/k20c.msl specs/m2075.msl specs/c1060.msl",
+                         MEMPLACE_SOURCE_DIR);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("specs/h100.msl: ok"), std::string::npos) << r.out;
+}
+
+TEST(Cli, SpecCheckMalformedExitsTwoWithLocation) {
+    std::string path = "/tmp/memplace_cli_bad.msl";
+    std::ofstream(path) << "processor {\n    sms = ;\n}\n";
+    auto r = runMemplace("spec check " + path);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find(path + ":2:11: error: expected a value, found ';'"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("    sms = ;\n            ^"), std::string::npos) << r.err;
+    auto j = runMemplace("spec check --json " + path);
+    EXPECT_EQ(j.exitCode, 2);
+    auto parsed = nlohmann::json::parse(j.out);
+    EXPECT_FALSE(parsed[0]["ok"].get<bool>());
+    EXPECT_EQ(parsed[0]["diagnostics"][0]["line"], 2);
+    std::remove(path.c_str());
+}
+
+TEST(Cli, SpecCheckMissingFileExitsTwo) {
+    auto r = runMemplace("spec check /nonexistent/x.msl");
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("/nonexistent/x.msl"), std::string::npos);
+}
+
+TEST(Cli, SpecEvalCountsTransactions) {
+    auto r = runMemplace("spec eval h100 --access stride:1 --access same --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    auto find = [&](const std::string& access, const std::string& memory) {
+        for (const auto& row : j) {
+            if (row["access"] == access && row["memory"] == memory) {
+                return row["transactions"].get<int>();
+            }
+        }
+        return -1;
+    };
+    EXPECT_EQ(find("stride:1", "global"), 4);
+    EXPECT_EQ(find("stride:1", "constant"), 32);
+    EXPECT_EQ(find("same", "constant"), 1);
+    EXPECT_EQ(find("stride:1", "shared"), 1);
+    EXPECT_EQ(runMemplace("spec eval h100 --access zigzag").exitCode, 2);
+}
+
+} // namespace
+} // namespace memplace

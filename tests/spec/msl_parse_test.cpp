@@ -1,0 +1,138 @@
+#include "spec/spec.h"
+#include "spec_fixtures.h"
+
+#include <gtest/gtest.h>
+
+namespace memplace::spec {
+namespace {
+
+using testing::minimalSpec;
+
+TEST(MslParse, MinimalSpecReadsEveryField) {
+    auto s = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(s) << s.message();
+    EXPECT_EQ(s->processor.sms, 4u);
+    EXPECT_EQ(s->processor.clockMHz, 1000.0);
+    EXPECT_EQ(s->processor.maxSharedPerSm, 100u * 1024);
+    EXPECT_EQ(s->processor.maxWarpsPerSm, 64u); // inferred
+    ASSERT_EQ(s->memories.size(), 3u);
+    const Memory* l1 = s->findMemory("L1");
+    ASSERT_NE(l1, nullptr);
+    EXPECT_FALSE(l1->softwareManaged);
+    EXPECT_EQ(l1->size, 128u * 1024);
+    EXPECT_EQ(l1->blockSize, 32u);
+    EXPECT_EQ(l1->latency.read, 30.0);
+    EXPECT_EQ(l1->lowerLevels, std::vector<std::string>{"global"});
+    EXPECT_EQ(l1->shareScope, ShareScope::Sm);
+    ASSERT_TRUE(l1->serialCondition.has_value());
+    EXPECT_EQ(l1->serialCondition->toString(), "warp{ address1 / 32 != address2 / 32 }");
+    EXPECT_EQ(s->findMemory("1"), l1) << "ids name memories too";
+}
+
+TEST(MslParse, OmIsInferredAndListedAsAssumption) {
+    auto s = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(s) << s.message();
+    const Memory* global = s->findMemory("global");
+    EXPECT_EQ(global->upperLevels, std::vector<std::string>{"L1"});
+    EXPECT_EQ(global->latency.write, 400.0) << "om write latency = read latency";
+    bool found = false;
+    for (const auto& a : s->assumptions) {
+        if (a.text.find("upperLevels of 'global' inferred") != std::string::npos) {
+            found = true;
+            EXPECT_EQ(a.location.line, 37u);
+        }
+    }
+    EXPECT_TRUE(found);
+}
+
+TEST(MslParse, UnknownsTakeDocumentedDefaults) {
+    auto s = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(s) << s.message();
+    const Memory* shared = s->findMemory("shared");
+    EXPECT_EQ(shared->concurrency.memoryBound, 0.2);
+    EXPECT_EQ(shared->concurrency.computeBound, 0.2);
+    EXPECT_FALSE(shared->dim.has_value());
+    size_t unknowns = 0;
+    for (const auto& a : s->assumptions) {
+        unknowns += a.text.find("unknown") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(unknowns, 2u) << "dim ? and concurrencyFactor ? of 'shared'";
+}
+
+TEST(MslParse, PlacesInferLevelsAndTakeStorageDefaults) {
+    auto s = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(s) << s.message();
+    const PlaceEntry* g = s->findPlace(Place::Global);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->levels, (std::vector<std::string>{"L1", "global"}));
+    EXPECT_EQ(g->path, "ldst");
+    EXPECT_TRUE(g->writable);
+    const PlaceEntry* sh = s->findPlace(Place::Shared);
+    ASSERT_NE(sh, nullptr);
+    EXPECT_EQ(sh->levels, std::vector<std::string>{"shared"});
+    EXPECT_EQ(sh->capacity, 48u * 1024);
+    EXPECT_EQ(sh->capacityScope, ShareScope::Block) << "defaults to the memory's scope";
+    EXPECT_EQ(s->findPlace(Place::Texture), nullptr);
+}
+
+TEST(MslParse, CommentsUnitsHexAndSingleValues) {
+    std::string text = minimalSpec();
+    text += "# a comment\n// another\n";
+    auto s = parseSpec(text, "x.msl");
+    ASSERT_TRUE(s) << s.message();
+    auto t = testing::minimalSpecWith(18, "    size = 0x20000;  # 128 KiB in hex");
+    auto s2 = parseSpec(t, "x.msl");
+    ASSERT_TRUE(s2) << s2.message();
+    EXPECT_EQ(s2->findMemory("L1")->size, 131072u);
+    auto t3 = testing::minimalSpecWith(21, "    latency = 30;");
+    auto s3 = parseSpec(t3, "x.msl");
+    ASSERT_TRUE(s3) << s3.message();
+    EXPECT_EQ(s3->findMemory("L1")->latency.write, 30.0);
+}
+
+TEST(MslParse, PrintParsesBackToTheSameSpec) {
+    auto s = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(s) << s.message();
+    std::string printed = printSpec(*s);
+    auto again = parseSpec(printed, "printed.msl");
+    ASSERT_TRUE(again) << again.message() << "\n" << printed;
+    EXPECT_TRUE(equivalent(*s, *again)) << printed;
+    EXPECT_EQ(printSpec(*again), printed) << "printing is a fixed point";
+}
+
+TEST(MslParse, ReportsEveryErrorNotOnlyTheFirst) {
+    std::string text = testing::minimalSpecWith(14, "    id = ;");
+    // Two more independent mistakes further down.
+    text += "memory bad { latency = (1, 2, 3); }\n";
+    text += "place nowhere { memory = global; }\n";
+    auto s = parseSpec(text, "many.msl");
+    ASSERT_FALSE(s);
+    EXPECT_GE(s.diagnostics().errorCount(), 3u) << s.message();
+    EXPECT_NE(s.message().find("many.msl:14:10"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("many.msl:60:"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("many.msl:61:7"), std::string::npos) << s.message();
+}
+
+TEST(MslParse, DeepNestingIsAnErrorNotACrash) {
+    std::string deep(5000, '(');
+    auto text = testing::minimalSpecWith(26, "    serialCondition = warp{ " + deep + " };");
+    auto s = parseSpec(text, "deep.msl");
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("nesting deeper"), std::string::npos) << s.message();
+}
+
+TEST(MslParse, EmptyFileSaysWhatIsMissing) {
+    auto s = parseSpec("", "empty.msl");
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("empty.msl:1:1: error: no processor entry"), std::string::npos)
+        << s.message();
+}
+
+TEST(LoadSpec, UnknownNameListsBuiltins) {
+    auto s = loadSpec("h1000");
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("h100"), std::string::npos) << s.message();
+}
+
+} // namespace
+} // namespace memplace::spec
