@@ -235,7 +235,7 @@ int runEval(const std::string& nameOrPath, const std::vector<std::string>& patte
 
 } // namespace
 
-void addSpecCommands(CLI::App& app, CommandContext& ctx) {
+static void addSpecCommands(CLI::App& app, CommandContext& ctx) {
     // Options live as long as the callbacks that read them.
     struct Options {
         bool json = false;
@@ -278,5 +278,7 @@ void addSpecCommands(CLI::App& app, CommandContext& ctx) {
     eval->callback(
         [&ctx, o] { ctx.exitCode = runEval(o->spec, o->patterns, o->elementSize, o->json); });
 }
+
+static const CommandRegistration kRegisterSpec{"spec", 10, addSpecCommands};
 
 } // namespace memplace::cli

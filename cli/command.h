@@ -25,6 +25,17 @@ struct CommandContext {
 /// Prints diagnostics to stderr in clang's style.
 void printDiagnostics(const DiagnosticList& diags);
 
-void addSpecCommands(CLI::App& app, CommandContext& ctx);
+/// Adds one group of commands to the app.
+using CommandAdder = void (*)(CLI::App& app, CommandContext& ctx);
+
+/// Registers a command group at static-initialisation time; main() adds every registered group
+/// in the order of `order` (then name). Use once per cmd_*.cpp:
+///   static const CommandRegistration kReg{"spec", 10, addSpecCommands};
+struct CommandRegistration {
+    CommandRegistration(const char* name, int order, CommandAdder adder);
+};
+
+/// Adds every registered command group to `app`.
+void addRegisteredCommands(CLI::App& app, CommandContext& ctx);
 
 } // namespace memplace::cli

@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #ifndef MEMPLACE_VERSION
 #define MEMPLACE_VERSION "unknown"
@@ -18,6 +21,32 @@ void printDiagnostics(const DiagnosticList& diags) {
     }
 }
 
+namespace {
+struct Registered {
+    const char* name;
+    int order;
+    CommandAdder adder;
+};
+std::vector<Registered>& registry() {
+    static std::vector<Registered> r;
+    return r;
+}
+} // namespace
+
+CommandRegistration::CommandRegistration(const char* name, int order, CommandAdder adder) {
+    registry().push_back({name, order, adder});
+}
+
+void addRegisteredCommands(CLI::App& app, CommandContext& ctx) {
+    auto groups = registry();
+    std::sort(groups.begin(), groups.end(), [](const Registered& a, const Registered& b) {
+        return a.order != b.order ? a.order < b.order : std::string_view(a.name) < b.name;
+    });
+    for (const auto& g : groups) {
+        g.adder(app, ctx);
+    }
+}
+
 } // namespace memplace::cli
 
 int main(int argc, char** argv) {
@@ -27,7 +56,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("memplace ") + MEMPLACE_VERSION);
     app.require_subcommand(1);
     CommandContext ctx;
-    addSpecCommands(app, ctx);
+    addRegisteredCommands(app, ctx);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
