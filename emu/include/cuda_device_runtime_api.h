@@ -1,0 +1,3 @@
+// memplace emu: cuda_device_runtime_api.h (device runtime declarations) is provided by the CPU CUDA layer.
+#pragma once
+#include "memplace/emu/cuda_emu.h"
