@@ -16,7 +16,7 @@ namespace {
 thread_local cudaError_t t_lastError = cudaSuccess;
 std::atomic<int> g_sticky{cudaSuccess};
 
-constexpr std::size_t kAllocAlign = 256; // cudaMalloc's guaranteed alignment
+constexpr std::size_t kAllocAlign = 512; // cudaMalloc guarantees 256; textures need textureAlignment (512)
 constexpr std::size_t kPitchAlign = 512; // cudaMallocPitch's row alignment
 constexpr int kAccessPolicyMaxWindow = 134213632; // sm_80+ (cudaDevAttrMaxAccessPolicyWindowSize)
 

@@ -49,7 +49,7 @@ struct Settings {
     std::atomic<unsigned> workers{1};
     std::atomic<bool> fatal{true};
     std::atomic<std::size_t> stackBytes{128 * 1024};
-    double spinTimeoutSeconds = 10.0;
+    std::atomic<double> spinTimeoutSeconds{10.0};
     Settings() {
         if (const char* v = std::getenv("MEMPLACE_EMU_THREADS"); v != nullptr && *v != '\0') {
             long n = std::strtol(v, nullptr, 10);
@@ -1050,6 +1050,7 @@ bool fatalErrors() { return detail::settings().fatal; }
 void resetStickyError() { detail::clearStickyError(); }
 void setStackSize(std::size_t bytes) { detail::settings().stackBytes = std::max<std::size_t>(bytes, 16 * 1024); }
 std::size_t stackSize() { return detail::settings().stackBytes; }
+void setSpinTimeout(double seconds) { detail::settings().spinTimeoutSeconds = std::max(0.001, seconds); }
 
 WarpGroup warpRendezvous(unsigned long long key, unsigned long long order, long long value) {
     return detail::rendezvous(key & 0x7fffffffffffffffULL, order, value, "warpRendezvous",

@@ -29,6 +29,11 @@ bool fatalErrors();
 /// Clears a sticky error (a real device needs a process restart; tests need this).
 void resetStickyError();
 
+/// A block whose only running threads spin (failed atomicCAS, atomicExch storing the value
+/// already there, __nanosleep) for this long is reported as deadlocked (default 10 s,
+/// MEMPLACE_EMU_SPIN_TIMEOUT_S).
+void setSpinTimeout(double seconds);
+
 /// Fiber stack size in bytes for each emulated thread (default 64 KiB, MEMPLACE_EMU_STACK_KB).
 /// Applies to launches after the call.
 void setStackSize(std::size_t bytes);
