@@ -1,2 +1,3 @@
 // memplace emu: cooperative_groups.h is not supported by the CPU CUDA layer.
-#error "memplace emu: cooperative_groups.h is not supported (cooperative groups); see docs/emulation.md"
+#error                                                                                             \
+    "memplace emu: cooperative_groups.h is not supported (cooperative groups); see docs/emulation.md"

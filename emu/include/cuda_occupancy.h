@@ -1,2 +1,3 @@
 // memplace emu: cuda_occupancy.h is not supported by the CPU CUDA layer.
-#error "memplace emu: cuda_occupancy.h is not supported (the occupancy calculator header); see docs/emulation.md"
+#error                                                                                             \
+    "memplace emu: cuda_occupancy.h is not supported (the occupancy calculator header); see docs/emulation.md"

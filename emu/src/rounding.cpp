@@ -13,10 +13,14 @@ namespace {
 
 int fenvMode(int mode) {
     switch (mode) {
-    case 1: return FE_TOWARDZERO;
-    case 2: return FE_UPWARD;
-    case 3: return FE_DOWNWARD;
-    default: return FE_TONEAREST;
+    case 1:
+        return FE_TOWARDZERO;
+    case 2:
+        return FE_UPWARD;
+    case 3:
+        return FE_DOWNWARD;
+    default:
+        return FE_TONEAREST;
     }
 }
 
@@ -30,14 +34,22 @@ template <class T>
 T compute(int op, T a0, T b0, T c0) {
     volatile T a = a0, b = b0, c = c0;
     switch (op) {
-    case kAdd: return a + b;
-    case kSub: return a - b;
-    case kMul: return a * b;
-    case kDiv: return a / b;
-    case kFma: return std::fma(static_cast<T>(a), static_cast<T>(b), static_cast<T>(c));
-    case kSqrt: return std::sqrt(static_cast<T>(a));
-    case kRcp: return T(1) / a;
-    default: return a;
+    case kAdd:
+        return a + b;
+    case kSub:
+        return a - b;
+    case kMul:
+        return a * b;
+    case kDiv:
+        return a / b;
+    case kFma:
+        return std::fma(static_cast<T>(a), static_cast<T>(b), static_cast<T>(c));
+    case kSqrt:
+        return std::sqrt(static_cast<T>(a));
+    case kRcp:
+        return T(1) / a;
+    default:
+        return a;
     }
 }
 
@@ -57,13 +69,15 @@ double roundedD(int op, int mode, double a, double b, double c) {
 
 float intToFloat(long long v, bool isUnsigned, int mode) {
     RoundingScope scope(mode);
-    volatile float r = isUnsigned ? static_cast<float>(static_cast<unsigned long long>(v)) : static_cast<float>(v);
+    volatile float r =
+        isUnsigned ? static_cast<float>(static_cast<unsigned long long>(v)) : static_cast<float>(v);
     return r;
 }
 
 double intToDouble(long long v, bool isUnsigned, int mode) {
     RoundingScope scope(mode);
-    volatile double r = isUnsigned ? static_cast<double>(static_cast<unsigned long long>(v)) : static_cast<double>(v);
+    volatile double r = isUnsigned ? static_cast<double>(static_cast<unsigned long long>(v))
+                                   : static_cast<double>(v);
     return r;
 }
 

@@ -7,11 +7,6 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/stack_context.hpp>
 
-#include <cxxabi.h>
-#include <dlfcn.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -19,10 +14,14 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cxxabi.h>
+#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #if defined(__has_feature)
@@ -53,7 +52,8 @@ struct Settings {
     Settings() {
         if (const char* v = std::getenv("MEMPLACE_EMU_THREADS"); v != nullptr && *v != '\0') {
             long n = std::strtol(v, nullptr, 10);
-            if (n == 0) n = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+            if (n == 0)
+                n = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
             workers = static_cast<unsigned>(std::clamp(n, 1L, 1024L));
         }
         if (const char* v = std::getenv("MEMPLACE_EMU_FATAL"); v != nullptr && *v != '\0') {
@@ -61,9 +61,11 @@ struct Settings {
         }
         if (const char* v = std::getenv("MEMPLACE_EMU_STACK_KB"); v != nullptr && *v != '\0') {
             long kb = std::strtol(v, nullptr, 10);
-            if (kb >= 16) stackBytes = static_cast<std::size_t>(kb) * 1024;
+            if (kb >= 16)
+                stackBytes = static_cast<std::size_t>(kb) * 1024;
         }
-        if (const char* v = std::getenv("MEMPLACE_EMU_SPIN_TIMEOUT_S"); v != nullptr && *v != '\0') {
+        if (const char* v = std::getenv("MEMPLACE_EMU_SPIN_TIMEOUT_S");
+            v != nullptr && *v != '\0') {
             spinTimeoutSeconds = std::max(0.01, std::strtod(v, nullptr));
         }
     }
@@ -78,7 +80,8 @@ Settings& settings() {
 class StackPool {
 public:
     ~StackPool() {
-        for (auto& [p, size] : free_) munmap(p, size);
+        for (auto& [p, size] : free_)
+            munmap(p, size);
     }
     ctx::stack_context allocate(std::size_t size) {
         void* p = nullptr;
@@ -91,8 +94,10 @@ public:
             }
         }
         if (p == nullptr) {
-            p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (p == MAP_FAILED) throw std::bad_alloc();
+            p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (p == MAP_FAILED)
+                throw std::bad_alloc();
             mprotect(p, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE); // guard page
         }
         ctx::stack_context sc;
@@ -154,9 +159,9 @@ struct Lane : LaneContext {
 };
 
 struct Warp {
-    unsigned first = 0;  ///< linear id of lane 0
-    unsigned count = 0;  ///< lanes that exist (the last warp of a block can be partial)
-    unsigned live = 0;   ///< lanes that exist and have not exited
+    unsigned first = 0; ///< linear id of lane 0
+    unsigned count = 0; ///< lanes that exist (the last warp of a block can be partial)
+    unsigned live = 0;  ///< lanes that exist and have not exited
     unsigned long long sequence = 0;
     std::array<long long, 32> values{};
 };
@@ -192,7 +197,8 @@ struct LaneFault {
 };
 
 std::string describeLocation(const std::source_location& loc) {
-    if (loc.file_name() == nullptr || *loc.file_name() == '\0') return "?";
+    if (loc.file_name() == nullptr || *loc.file_name() == '\0')
+        return "?";
     std::string f = loc.file_name();
     return f + ":" + std::to_string(loc.line());
 }
@@ -206,10 +212,13 @@ std::string rangesText(const std::vector<unsigned>& ids) {
     std::string out;
     for (std::size_t i = 0; i < ids.size();) {
         std::size_t j = i;
-        while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-        if (!out.empty()) out += ", ";
+        while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ", ";
         out += std::to_string(ids[i]);
-        if (j > i) out += "-" + std::to_string(ids[j]);
+        if (j > i)
+            out += "-" + std::to_string(ids[j]);
         i = j + 1;
     }
     return out;
@@ -266,13 +275,14 @@ thread_local BlockRunner* t_runner = nullptr;
 
 BlockRunner& runnerForThisThread() {
     thread_local std::unique_ptr<BlockRunner> runner;
-    if (!runner) runner = std::make_unique<BlockRunner>();
+    if (!runner)
+        runner = std::make_unique<BlockRunner>();
     return *runner;
 }
 
 std::string BlockRunner::where() const {
-    return "kernel '" + launch_->info.kernel + "' block " + dim3Text(dim3(block_.index)) + " (grid " +
-           dim3Text(block_.grid) + ", block " + dim3Text(block_.dim) + ")";
+    return "kernel '" + launch_->info.kernel + "' block " + dim3Text(dim3(block_.index)) +
+           " (grid " + dim3Text(block_.grid) + ", block " + dim3Text(block_.dim) + ")";
 }
 
 Lane& BlockRunner::current(const char* what) {
@@ -330,15 +340,17 @@ ctx::fiber BlockRunner::laneMain(Lane& l, ctx::fiber&& scheduler) {
         throw;
     } catch (const LaneFault& f) {
         faulted_ = true;
-        launch_->recordFault(f.error, where() + ", thread " + dim3Text(dim3(l.tid)) + ": " + f.message);
+        launch_->recordFault(f.error,
+                             where() + ", thread " + dim3Text(dim3(l.tid)) + ": " + f.message);
     } catch (const std::exception& e) {
         faulted_ = true;
-        launch_->recordFault(cudaErrorLaunchFailure, where() + ", thread " + dim3Text(dim3(l.tid)) +
-                                                         ": a C++ exception left the kernel: " + e.what());
+        launch_->recordFault(cudaErrorLaunchFailure,
+                             where() + ", thread " + dim3Text(dim3(l.tid)) +
+                                 ": a C++ exception left the kernel: " + e.what());
     } catch (...) {
         faulted_ = true;
-        launch_->recordFault(cudaErrorLaunchFailure,
-                             where() + ", thread " + dim3Text(dim3(l.tid)) + ": a C++ exception left the kernel");
+        launch_->recordFault(cudaErrorLaunchFailure, where() + ", thread " + dim3Text(dim3(l.tid)) +
+                                                         ": a C++ exception left the kernel");
     }
     l.status = Status::Exited;
     l.wait = Wait::None;
@@ -357,7 +369,7 @@ bool BlockRunner::run(LaunchState& launch, const uint3& bid) {
     block_.dim = req.block;
     block_.grid = req.grid;
     block_.linear = bid.x + static_cast<unsigned long long>(req.grid.x) *
-                                          (bid.y + static_cast<unsigned long long>(req.grid.y) * bid.z);
+                                (bid.y + static_cast<unsigned long long>(req.grid.y) * bid.z);
     const unsigned n = req.block.x * req.block.y * req.block.z;
     if (lanes_.size() != n) {
         lanes_.clear();
@@ -399,11 +411,14 @@ bool BlockRunner::run(LaunchState& launch, const uint3& bid) {
         bool yielded = false;
         for (Warp& w : warps_) {
             progress |= runWarp(w);
-            if (launch.aborted) break;
+            if (launch.aborted)
+                break;
         }
-        if (launch.aborted || liveLanes_ == 0) break;
+        if (launch.aborted || liveLanes_ == 0)
+            break;
         if (barrierWaiting == liveLanes_) {
-            if (!releaseBarrier()) break;
+            if (!releaseBarrier())
+                break;
             continue;
         }
         for (Lane& l : lanes_) {
@@ -420,13 +435,17 @@ bool BlockRunner::run(LaunchState& launch, const uint3& bid) {
             idleRounds = 0;
             continue;
         }
-        if (idleRounds++ == 0) idleSince = std::chrono::steady_clock::now();
+        if (idleRounds++ == 0)
+            idleSince = std::chrono::steady_clock::now();
         if ((idleRounds & 1023) == 0) {
-            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - idleSince).count();
+            double s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - idleSince).count();
             if (s > settings().spinTimeoutSeconds) {
-                deadlock("deadlock: threads spin (atomicCAS / atomicExch / __nanosleep) without progress for " +
+                deadlock("deadlock: threads spin (atomicCAS / atomicExch / __nanosleep) without "
+                         "progress for " +
                          std::to_string(static_cast<int>(s)) +
-                         " s; a block waiting for another block cannot progress when blocks run one after "
+                         " s; a block waiting for another block cannot progress when blocks run "
+                         "one after "
                          "another");
                 break;
             }
@@ -444,8 +463,10 @@ bool BlockRunner::runWarp(Warp& w) {
             Lane& l = lane(w, i);
             if (l.status == Status::Ready || l.status == Status::NotStarted) {
                 resume(l);
-                if (l.status != Status::Yielded) progress = true;
-                if (launch_->aborted) return progress;
+                if (l.status != Status::Yielded)
+                    progress = true;
+                if (launch_->aborted)
+                    return progress;
             }
         }
         if (releaseCollectives(w)) {
@@ -453,7 +474,8 @@ bool BlockRunner::runWarp(Warp& w) {
             continue;
         }
         bool anyYielded = false;
-        for (unsigned i = 0; i < w.count; ++i) anyYielded |= lane(w, i).status == Status::Yielded;
+        for (unsigned i = 0; i < w.count; ++i)
+            anyYielded |= lane(w, i).status == Status::Yielded;
         if (!anyYielded && releaseRendezvous(w)) {
             progress = true;
             continue;
@@ -467,12 +489,14 @@ bool BlockRunner::releaseCollectives(Warp& w) {
     unsigned considered = 0;
     for (unsigned i = 0; i < w.count; ++i) {
         Lane& l = lane(w, i);
-        if (l.status != Status::Blocked || l.wait != Wait::Collective || ((considered >> i) & 1u)) continue;
+        if (l.status != Status::Blocked || l.wait != Wait::Collective || ((considered >> i) & 1u))
+            continue;
         const unsigned group = l.mask & w.live;
         bool complete = true;
         for (unsigned g = group; g != 0; g &= g - 1) {
             Lane& m = lane(w, static_cast<unsigned>(std::countr_zero(g)));
-            if (m.status != Status::Blocked || m.wait != Wait::Collective || m.op != l.op || m.mask != l.mask) {
+            if (m.status != Status::Blocked || m.wait != Wait::Collective || m.op != l.op ||
+                m.mask != l.mask) {
                 complete = false;
                 break;
             }
@@ -495,10 +519,12 @@ bool BlockRunner::releaseCollectives(Warp& w) {
 
 void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
     auto each = [&](auto&& f) {
-        for (unsigned g = group; g != 0; g &= g - 1) f(static_cast<unsigned>(std::countr_zero(g)));
+        for (unsigned g = group; g != 0; g &= g - 1)
+            f(static_cast<unsigned>(std::countr_zero(g)));
     };
     switch (op) {
-    case Coll::SyncWarp: return;
+    case Coll::SyncWarp:
+        return;
     case Coll::Shfl:
     case Coll::ShflUp:
     case Coll::ShflDown:
@@ -510,7 +536,9 @@ void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
             const int inGroup = id & (width - 1);
             int src = id;
             switch (op) {
-            case Coll::Shfl: src = (id & ~(width - 1)) | (m.arg & (width - 1)); break;
+            case Coll::Shfl:
+                src = (id & ~(width - 1)) | (m.arg & (width - 1));
+                break;
             case Coll::ShflUp:
                 src = inGroup >= m.arg ? id - m.arg : id;
                 break;
@@ -519,10 +547,12 @@ void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
                 break;
             default:
                 src = id ^ m.arg;
-                if (src >= ((id / width) + 1) * width) src = id;
+                if (src >= ((id / width) + 1) * width)
+                    src = id;
                 break;
             }
-            if (src < 0 || src >= 32 || ((group >> src) & 1u) == 0) src = id; // inactive source
+            if (src < 0 || src >= 32 || ((group >> src) & 1u) == 0)
+                src = id; // inactive source
             m.result = lane(w, static_cast<unsigned>(src)).value;
         });
         return;
@@ -531,7 +561,9 @@ void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
     case Coll::All: {
         unsigned bits = 0;
         each([&](unsigned i) { bits |= (lane(w, i).value != 0 ? 1u : 0u) << i; });
-        unsigned long long r = op == Coll::Ballot ? bits : op == Coll::Any ? (bits != 0) : (bits == group);
+        unsigned long long r = op == Coll::Ballot ? bits
+                               : op == Coll::Any  ? (bits != 0)
+                                                  : (bits == group);
         each([&](unsigned i) { lane(w, i).result = r; });
         return;
     }
@@ -540,7 +572,8 @@ void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
             unsigned same = 0;
             for (unsigned g = group; g != 0; g &= g - 1) {
                 unsigned j = static_cast<unsigned>(std::countr_zero(g));
-                if (lane(w, j).value == lane(w, i).value) same |= 1u << j;
+                if (lane(w, j).value == lane(w, i).value)
+                    same |= 1u << j;
             }
             lane(w, i).result = same;
         });
@@ -563,23 +596,37 @@ void BlockRunner::computeCollective(Warp& w, unsigned group, Coll op) {
                 return;
             }
             switch (op) {
-            case Coll::ReduceAdd: acc = (acc + v) & 0xffffffffULL; break;
-            case Coll::ReduceMinU: acc = std::min(acc, v); break;
-            case Coll::ReduceMaxU: acc = std::max(acc, v); break;
+            case Coll::ReduceAdd:
+                acc = (acc + v) & 0xffffffffULL;
+                break;
+            case Coll::ReduceMinU:
+                acc = std::min(acc, v);
+                break;
+            case Coll::ReduceMaxU:
+                acc = std::max(acc, v);
+                break;
             case Coll::ReduceMinS:
                 acc = static_cast<unsigned>(std::min(static_cast<int>(acc), static_cast<int>(v)));
                 break;
             case Coll::ReduceMaxS:
                 acc = static_cast<unsigned>(std::max(static_cast<int>(acc), static_cast<int>(v)));
                 break;
-            case Coll::ReduceAnd: acc &= v; break;
-            case Coll::ReduceOr: acc |= v; break;
-            case Coll::ReduceXor: acc ^= v; break;
-            default: break;
+            case Coll::ReduceAnd:
+                acc &= v;
+                break;
+            case Coll::ReduceOr:
+                acc |= v;
+                break;
+            case Coll::ReduceXor:
+                acc ^= v;
+                break;
+            default:
+                break;
             }
         });
         // Sign-extend so that the int overloads read back their value.
-        unsigned long long r = static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(acc)));
+        unsigned long long r =
+            static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(acc)));
         each([&](unsigned i) { lane(w, i).result = r; });
         return;
     }
@@ -590,11 +637,13 @@ bool BlockRunner::releaseRendezvous(Warp& w) {
     Lane* best = nullptr;
     for (unsigned i = 0; i < w.count; ++i) {
         Lane& l = lane(w, i);
-        if (l.status == Status::Blocked && l.wait == Wait::Rendezvous && (best == nullptr || l.order < best->order)) {
+        if (l.status == Status::Blocked && l.wait == Wait::Rendezvous &&
+            (best == nullptr || l.order < best->order)) {
             best = &l;
         }
     }
-    if (best == nullptr) return false;
+    if (best == nullptr)
+        return false;
     const unsigned long long key = best->key;
     unsigned group = 0;
     for (unsigned i = 0; i < w.count; ++i) {
@@ -626,14 +675,16 @@ bool BlockRunner::releaseBarrier() {
     long long count = 0;
     bool all = true, any = false;
     for (Lane& l : lanes_) {
-        if (l.status == Status::Exited) continue;
-        if (first == nullptr) first = &l;
+        if (l.status == Status::Exited)
+            continue;
+        if (first == nullptr)
+            first = &l;
         if (l.barrier != first->barrier) {
             faulted_ = true;
             launch_->recordFault(cudaErrorLaunchFailure,
                                  where() + ": threads wait at different kinds of block barrier: " +
-                                     first->waitName + " at " + describeLocation(first->location) + " and " +
-                                     l.waitName + " at " + describeLocation(l.location));
+                                     first->waitName + " at " + describeLocation(first->location) +
+                                     " and " + l.waitName + " at " + describeLocation(l.location));
             return false;
         }
         count += l.predicate != 0;
@@ -642,13 +693,22 @@ bool BlockRunner::releaseBarrier() {
     }
     int result = 0;
     switch (first->barrier) {
-    case BarrierKind::Sync: result = 0; break;
-    case BarrierKind::Count: result = static_cast<int>(count); break;
-    case BarrierKind::And: result = all; break;
-    case BarrierKind::Or: result = any; break;
+    case BarrierKind::Sync:
+        result = 0;
+        break;
+    case BarrierKind::Count:
+        result = static_cast<int>(count);
+        break;
+    case BarrierKind::And:
+        result = all;
+        break;
+    case BarrierKind::Or:
+        result = any;
+        break;
     }
     for (Lane& l : lanes_) {
-        if (l.status == Status::Exited) continue;
+        if (l.status == Status::Exited)
+            continue;
         l.barrierResult = result;
         l.status = Status::Ready;
         l.wait = Wait::None;
@@ -674,28 +734,40 @@ void BlockRunner::deadlock(const std::string& why) {
     std::vector<unsigned> exited;
     for (const Lane& l : lanes_) {
         switch (l.status) {
-        case Status::Exited: exited.push_back(l.linearTid); break;
+        case Status::Exited:
+            exited.push_back(l.linearTid);
+            break;
         case Status::Blocked:
             if (l.wait == Wait::Barrier) {
-                add(std::string("waiting at ") + l.waitName + " (" + describeLocation(l.location) + ")", l.linearTid);
+                add(std::string("waiting at ") + l.waitName + " (" + describeLocation(l.location) +
+                        ")",
+                    l.linearTid);
             } else if (l.wait == Wait::Collective) {
                 add(std::string("waiting at ") + l.waitName + "(mask " + hexMask(l.mask) + ") (" +
                         describeLocation(l.location) + "), warp " + std::to_string(l.warpId) +
-                        ": its partners " + hexMask(l.mask & warps_[l.warpId].live) + " never all arrive",
+                        ": its partners " + hexMask(l.mask & warps_[l.warpId].live) +
+                        " never all arrive",
                     l.linearTid);
             } else {
                 add(std::string("waiting at ") + l.waitName, l.linearTid);
             }
             break;
         case Status::Yielded:
-        case Status::Ready: add("spinning", l.linearTid); break;
-        default: add("not started", l.linearTid); break;
+        case Status::Ready:
+            add("spinning", l.linearTid);
+            break;
+        default:
+            add("not started", l.linearTid);
+            break;
         }
     }
-    for (auto& [what, tids] : groups) out << "  threads " << rangesText(tids) << ": " << what << "\n";
-    if (!exited.empty()) out << "  threads " << rangesText(exited) << ": exited\n";
+    for (auto& [what, tids] : groups)
+        out << "  threads " << rangesText(tids) << ": " << what << "\n";
+    if (!exited.empty())
+        out << "  threads " << rangesText(exited) << ": exited\n";
     std::string text = out.str();
-    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!text.empty() && text.back() == '\n')
+        text.pop_back();
     faulted_ = true;
     launch_->recordFault(cudaErrorLaunchFailure, text);
 }
@@ -729,7 +801,8 @@ public:
             stop_ = true;
         }
         wake_.notify_all();
-        for (auto& t : threads_) t.join();
+        for (auto& t : threads_)
+            t.join();
     }
     /// Runs `job` on the calling thread and on `helpers` pool threads; returns when all are done.
     void run(unsigned helpers, const std::function<void()>& job) {
@@ -756,14 +829,17 @@ private:
         std::unique_lock lock(mutex_);
         for (;;) {
             wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
+            if (stop_)
+                return;
             seen = generation_;
-            if (index >= participants_) continue;
+            if (index >= participants_)
+                continue;
             const std::function<void()>* job = job_;
             lock.unlock();
             (*job)();
             lock.lock();
-            if (--active_ == 0) done_.notify_all();
+            if (--active_ == 0)
+                done_.notify_all();
         }
     }
 
@@ -778,7 +854,8 @@ private:
 };
 
 ThreadPool& pool() {
-    static ThreadPool* p = new ThreadPool; // never destroyed: threads may outlive static destruction order
+    static ThreadPool* p =
+        new ThreadPool; // never destroyed: threads may outlive static destruction order
     return *p;
 }
 std::mutex g_poolLaunch; // one multi-threaded launch at a time
@@ -790,7 +867,8 @@ std::string kernelName(const LaunchRequest& r) {
     static std::map<const void*, std::string> cache;
     std::lock_guard lock(m);
     auto it = cache.find(r.func);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end())
+        return it->second;
     std::string name = r.text != nullptr ? r.text : "?";
     Dl_info info{};
     if (r.func != nullptr && dladdr(r.func, &info) != 0 && info.dli_sname != nullptr) {
@@ -816,14 +894,18 @@ cudaError_t launchError(const LaunchRequest& r, cudaError_t e, const std::string
 
 } // namespace
 
-// ---- the launch ----------------------------------------------------------------------------------
+// ---- the launch
+// ----------------------------------------------------------------------------------
 
 cudaError_t launch(const LaunchRequest& r) {
     if (t_lane != nullptr) {
-        deviceFault(cudaErrorNotSupported, "a kernel launched a kernel (dynamic parallelism is not emulated)");
+        deviceFault(cudaErrorNotSupported,
+                    "a kernel launched a kernel (dynamic parallelism is not emulated)");
     }
-    if (cudaError_t e = ensureDevice(); e != cudaSuccess) return fail(e);
-    if (cudaError_t e = stickyError(); e != cudaSuccess) return fail(e);
+    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
+        return fail(e);
+    if (cudaError_t e = stickyError(); e != cudaSuccess)
+        return fail(e);
     cudaDeviceProp prop{};
     int maxDynamic = 48 * 1024;
     {
@@ -831,11 +913,13 @@ cudaError_t launch(const LaunchRequest& r) {
         std::lock_guard lock(d.mutex);
         prop = d.prop;
         auto it = d.funcs.find(r.func);
-        if (it != d.funcs.end()) maxDynamic = it->second.maxDynamicSharedBytes;
+        if (it != d.funcs.end())
+            maxDynamic = it->second.maxDynamicSharedBytes;
         maxDynamic = std::min<int>(maxDynamic, static_cast<int>(prop.sharedMemPerBlockOptin));
     }
     const unsigned long long threads = 1ULL * r.block.x * r.block.y * r.block.z;
-    if (r.block.x == 0 || r.block.y == 0 || r.block.z == 0 || r.grid.x == 0 || r.grid.y == 0 || r.grid.z == 0) {
+    if (r.block.x == 0 || r.block.y == 0 || r.block.z == 0 || r.grid.x == 0 || r.grid.y == 0 ||
+        r.grid.z == 0) {
         return launchError(r, cudaErrorInvalidConfiguration, "a grid or block dimension is 0");
     }
     if (threads > static_cast<unsigned long long>(prop.maxThreadsPerBlock) ||
@@ -844,25 +928,32 @@ cudaError_t launch(const LaunchRequest& r) {
         r.block.z > static_cast<unsigned>(prop.maxThreadsDim[2])) {
         return launchError(r, cudaErrorInvalidConfiguration,
                            "block " + dim3Text(r.block) + " has " + std::to_string(threads) +
-                               " threads; the device allows " + std::to_string(prop.maxThreadsPerBlock) +
-                               " per block and " + std::to_string(prop.maxThreadsDim[0]) + "x" +
-                               std::to_string(prop.maxThreadsDim[1]) + "x" + std::to_string(prop.maxThreadsDim[2]));
+                               " threads; the device allows " +
+                               std::to_string(prop.maxThreadsPerBlock) + " per block and " +
+                               std::to_string(prop.maxThreadsDim[0]) + "x" +
+                               std::to_string(prop.maxThreadsDim[1]) + "x" +
+                               std::to_string(prop.maxThreadsDim[2]));
     }
-    if (r.grid.x > static_cast<unsigned>(prop.maxGridSize[0]) || r.grid.y > static_cast<unsigned>(prop.maxGridSize[1]) ||
+    if (r.grid.x > static_cast<unsigned>(prop.maxGridSize[0]) ||
+        r.grid.y > static_cast<unsigned>(prop.maxGridSize[1]) ||
         r.grid.z > static_cast<unsigned>(prop.maxGridSize[2])) {
-        return launchError(r, cudaErrorInvalidConfiguration, "grid " + dim3Text(r.grid) + " exceeds the device's grid size");
+        return launchError(r, cudaErrorInvalidConfiguration,
+                           "grid " + dim3Text(r.grid) + " exceeds the device's grid size");
     }
     if (r.sharedBytes > static_cast<std::size_t>(maxDynamic)) {
-        return launchError(r, cudaErrorInvalidValue,
-                           std::to_string(r.sharedBytes) + " bytes of dynamic shared memory exceed the kernel's " +
-                               std::to_string(maxDynamic) +
-                               " (cudaFuncAttributeMaxDynamicSharedMemorySize; the device allows up to " +
-                               std::to_string(prop.sharedMemPerBlockOptin) + ")");
+        return launchError(
+            r, cudaErrorInvalidValue,
+            std::to_string(r.sharedBytes) + " bytes of dynamic shared memory exceed the kernel's " +
+                std::to_string(maxDynamic) +
+                " (cudaFuncAttributeMaxDynamicSharedMemorySize; the device allows up to " +
+                std::to_string(prop.sharedMemPerBlockOptin) + ")");
     }
     if (r.stream != nullptr && r.stream != cudaStreamLegacy && r.stream != cudaStreamPerThread) {
         cudaStreamAttrValue v;
-        if (cudaStreamGetAttribute(r.stream, cudaStreamAttributeSynchronizationPolicy, &v) != cudaSuccess) {
-            return launchError(r, cudaErrorInvalidResourceHandle, "the stream is not a live stream");
+        if (cudaStreamGetAttribute(r.stream, cudaStreamAttributeSynchronizationPolicy, &v) !=
+            cudaSuccess) {
+            return launchError(r, cudaErrorInvalidResourceHandle,
+                               "the stream is not a live stream");
         }
     }
 
@@ -882,18 +973,24 @@ cudaError_t launch(const LaunchRequest& r) {
         state.filter = g_filter;
     }
     t_currentLaunch = state.info;
-    if (observer) observer(state.info, true);
+    if (observer)
+        observer(state.info, true);
 
     auto work = [&state, &r] {
         BlockRunner& runner = runnerForThisThread();
         for (;;) {
-            if (state.aborted) return;
+            if (state.aborted)
+                return;
             unsigned long long b = state.nextBlock.fetch_add(1);
-            if (b >= state.totalBlocks) return;
-            uint3 bid{static_cast<unsigned>(b % r.grid.x), static_cast<unsigned>((b / r.grid.x) % r.grid.y),
+            if (b >= state.totalBlocks)
+                return;
+            uint3 bid{static_cast<unsigned>(b % r.grid.x),
+                      static_cast<unsigned>((b / r.grid.x) % r.grid.y),
                       static_cast<unsigned>(b / (1ULL * r.grid.x * r.grid.y))};
-            if (state.filter && !state.filter(bid)) continue;
-            if (!runner.run(state, bid)) return;
+            if (state.filter && !state.filter(bid))
+                continue;
+            if (!runner.run(state, bid))
+                return;
         }
     };
     const unsigned workers = settings().workers;
@@ -907,11 +1004,13 @@ cudaError_t launch(const LaunchRequest& r) {
         pool().run(helpers, job);
     }
 
-    if (observer) observer(state.info, false);
+    if (observer)
+        observer(state.info, false);
     t_currentLaunch = state.info;
     if (state.error != cudaSuccess) {
         if (settings().fatal) {
-            report("aborting (MEMPLACE_EMU_FATAL=0 makes kernel errors CUDA's sticky errors instead)");
+            report(
+                "aborting (MEMPLACE_EMU_FATAL=0 makes kernel errors CUDA's sticky errors instead)");
             std::abort();
         }
         setStickyError(state.error);
@@ -920,10 +1019,11 @@ cudaError_t launch(const LaunchRequest& r) {
     return cudaSuccess;
 }
 
-// ---- calls from lanes ----------------------------------------------------------------------------
+// ---- calls from lanes
+// ----------------------------------------------------------------------------
 
-unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long value, int arg, int width,
-                                  const char* name, const std::source_location& loc) {
+unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long value, int arg,
+                                  int width, const char* name, const std::source_location& loc) {
     BlockRunner* r = t_runner;
     if (r == nullptr || t_lane == nullptr) {
         report(std::string(name) + " called outside a kernel");
@@ -931,14 +1031,16 @@ unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long val
     }
     Lane& l = r->current(name);
     if (((mask >> l.laneId) & 1u) == 0) {
-        r->fault(cudaErrorLaunchFailure, std::string(name) + " at " + describeLocation(loc) + ": the mask " +
-                                             hexMask(mask) + " does not include the calling lane " +
+        r->fault(cudaErrorLaunchFailure, std::string(name) + " at " + describeLocation(loc) +
+                                             ": the mask " + hexMask(mask) +
+                                             " does not include the calling lane " +
                                              std::to_string(l.laneId));
     }
     if (op == Coll::Shfl || op == Coll::ShflUp || op == Coll::ShflDown || op == Coll::ShflXor) {
         if (width < 1 || width > 32 || (width & (width - 1)) != 0) {
-            r->fault(cudaErrorLaunchFailure, std::string(name) + " at " + describeLocation(loc) + ": width " +
-                                                 std::to_string(width) + " is not a power of 2 up to 32");
+            r->fault(cudaErrorLaunchFailure, std::string(name) + " at " + describeLocation(loc) +
+                                                 ": width " + std::to_string(width) +
+                                                 " is not a power of 2 up to 32");
         }
     }
     l.wait = Wait::Collective;
@@ -954,7 +1056,8 @@ unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long val
     return l.result;
 }
 
-int blockBarrier(BarrierKind kind, int predicate, const char* name, const std::source_location& loc) {
+int blockBarrier(BarrierKind kind, int predicate, const char* name,
+                 const std::source_location& loc) {
     BlockRunner* r = t_runner;
     if (r == nullptr || t_lane == nullptr) {
         report(std::string(name) + " called outside a kernel");
@@ -973,8 +1076,8 @@ int blockBarrier(BarrierKind kind, int predicate, const char* name, const std::s
 }
 
 namespace {
-WarpGroup rendezvous(unsigned long long key, unsigned long long order, long long value, const char* name,
-                     const std::source_location& loc) {
+WarpGroup rendezvous(unsigned long long key, unsigned long long order, long long value,
+                     const char* name, const std::source_location& loc) {
     BlockRunner* r = t_runner;
     if (r == nullptr || t_lane == nullptr) {
         report(std::string(name) + " called outside a kernel");
@@ -995,16 +1098,18 @@ WarpGroup rendezvous(unsigned long long key, unsigned long long order, long long
 
 unsigned activeMask(const std::source_location& loc) {
     auto file = reinterpret_cast<std::uintptr_t>(loc.file_name());
-    unsigned long long h = (file * 0x9E3779B97F4A7C15ULL) ^ (static_cast<unsigned long long>(loc.line()) << 20) ^
-                           loc.column();
+    unsigned long long h = (file * 0x9E3779B97F4A7C15ULL) ^
+                           (static_cast<unsigned long long>(loc.line()) << 20) ^ loc.column();
     unsigned long long key = (h & 0x7fffffffffffffffULL) | (1ULL << 63);
-    unsigned long long order = (static_cast<unsigned long long>(loc.line()) << 16) | (loc.column() & 0xffffu);
+    unsigned long long order =
+        (static_cast<unsigned long long>(loc.line()) << 16) | (loc.column() & 0xffffu);
     return rendezvous(key, order, 0, "__activemask", loc).mask;
 }
 
 void spinYield() {
     BlockRunner* r = t_runner;
-    if (r == nullptr || t_lane == nullptr) return; // host code: nothing to yield to
+    if (r == nullptr || t_lane == nullptr)
+        return; // host code: nothing to yield to
     Lane& l = *static_cast<Lane*>(t_lane);
     l.status = Status::Yielded;
     l.wait = Wait::None;
@@ -1021,7 +1126,8 @@ void deviceFault(cudaError_t error, const std::string& message) {
 }
 
 void checkHostContext(const char* what) {
-    if (t_lane != nullptr) deviceFault(cudaErrorNotSupported, std::string(what) + " called from a kernel");
+    if (t_lane != nullptr)
+        deviceFault(cudaErrorNotSupported, std::string(what) + " called from a kernel");
 }
 
 void* dynamicSharedBase() {
@@ -1041,24 +1147,47 @@ void* dynamicSharedBase() {
 
 } // namespace detail
 
-// ---- the emulator's own interface -----------------------------------------------------------------
+// ---- the emulator's own interface
+// -----------------------------------------------------------------
 
-void setWorkerThreads(unsigned n) { detail::settings().workers = std::max(1u, n); }
-unsigned workerThreads() { return detail::settings().workers; }
-void setFatalErrors(bool fatal) { detail::settings().fatal = fatal; }
-bool fatalErrors() { return detail::settings().fatal; }
-void resetStickyError() { detail::clearStickyError(); }
-void setStackSize(std::size_t bytes) { detail::settings().stackBytes = std::max<std::size_t>(bytes, 16 * 1024); }
-std::size_t stackSize() { return detail::settings().stackBytes; }
-void setSpinTimeout(double seconds) { detail::settings().spinTimeoutSeconds = std::max(0.001, seconds); }
+void setWorkerThreads(unsigned n) {
+    detail::settings().workers = std::max(1u, n);
+}
+unsigned workerThreads() {
+    return detail::settings().workers;
+}
+void setFatalErrors(bool fatal) {
+    detail::settings().fatal = fatal;
+}
+bool fatalErrors() {
+    return detail::settings().fatal;
+}
+void resetStickyError() {
+    detail::clearStickyError();
+}
+void setStackSize(std::size_t bytes) {
+    detail::settings().stackBytes = std::max<std::size_t>(bytes, 16 * 1024);
+}
+std::size_t stackSize() {
+    return detail::settings().stackBytes;
+}
+void setSpinTimeout(double seconds) {
+    detail::settings().spinTimeoutSeconds = std::max(0.001, seconds);
+}
 
 WarpGroup warpRendezvous(unsigned long long key, unsigned long long order, long long value) {
     return detail::rendezvous(key & 0x7fffffffffffffffULL, order, value, "warpRendezvous",
                               std::source_location::current());
 }
-unsigned laneId() { return detail::t_lane != nullptr ? detail::t_lane->laneId : 0; }
-unsigned warpId() { return detail::t_lane != nullptr ? detail::t_lane->warpId : 0; }
-bool inKernel() { return detail::t_lane != nullptr; }
+unsigned laneId() {
+    return detail::t_lane != nullptr ? detail::t_lane->laneId : 0;
+}
+unsigned warpId() {
+    return detail::t_lane != nullptr ? detail::t_lane->warpId : 0;
+}
+bool inKernel() {
+    return detail::t_lane != nullptr;
+}
 
 void setLaunchObserver(std::function<void(const LaunchInfo&, bool)> observer) {
     std::lock_guard lock(detail::g_hooks);
@@ -1068,12 +1197,17 @@ void setBlockFilter(std::function<bool(const uint3&)> filter) {
     std::lock_guard lock(detail::g_hooks);
     detail::g_filter = std::move(filter);
 }
-LaunchInfo currentLaunch() { return detail::t_currentLaunch; }
+LaunchInfo currentLaunch() {
+    return detail::t_currentLaunch;
+}
 
 } // namespace memplace::emu
 
 long long clock64() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-unsigned long long __globaltimer() { return static_cast<unsigned long long>(clock64()); }
+unsigned long long __globaltimer() {
+    return static_cast<unsigned long long>(clock64());
+}

@@ -36,16 +36,22 @@ bool describeFormat(const cudaChannelFormatDesc& f, int& channels, int& bytes) {
     const int bits[4] = {f.x, f.y, f.z, f.w};
     channels = 0;
     for (int b : bits) {
-        if (b == 0) break;
-        if (b != f.x) return false;
+        if (b == 0)
+            break;
+        if (b != f.x)
+            return false;
         ++channels;
     }
     for (int i = channels; i < 4; ++i) {
-        if (bits[i] != 0) return false;
+        if (bits[i] != 0)
+            return false;
     }
-    if (channels != 1 && channels != 2 && channels != 4) return false;
-    if (f.x != 8 && f.x != 16 && f.x != 32) return false;
-    if (f.f == cudaChannelFormatKindFloat && f.x != 32) return false; // no half textures
+    if (channels != 1 && channels != 2 && channels != 4)
+        return false;
+    if (f.x != 8 && f.x != 16 && f.x != 32)
+        return false;
+    if (f.f == cudaChannelFormatKindFloat && f.x != 32)
+        return false; // no half textures
     if (f.f != cudaChannelFormatKindSigned && f.f != cudaChannelFormatKindUnsigned &&
         f.f != cudaChannelFormatKindFloat) {
         return false;
@@ -65,11 +71,13 @@ const Texture* lookup(cudaTextureObject_t handle, const char* fn) {
         }
         if (!known) {
             deviceFault(cudaErrorInvalidTexture,
-                        std::string(fn) + " on a texture object that cudaCreateTextureObject did not return");
+                        std::string(fn) +
+                            " on a texture object that cudaCreateTextureObject did not return");
         }
         lastKnown = t;
     }
-    if (t->destroyed) deviceFault(cudaErrorInvalidTexture, std::string(fn) + " on a destroyed texture object");
+    if (t->destroyed)
+        deviceFault(cudaErrorInvalidTexture, std::string(fn) + " on a destroyed texture object");
     return t;
 }
 
@@ -111,9 +119,11 @@ float channelAsFloat(const Texture& t, const unsigned char* p, bool normalize) {
 
 /// Resolves a texel coordinate with the address mode; false: outside (border).
 bool address(int& i, long long n, cudaTextureAddressMode mode) {
-    if (i >= 0 && i < n) return true;
+    if (i >= 0 && i < n)
+        return true;
     switch (mode) {
-    case cudaAddressModeBorder: return false;
+    case cudaAddressModeBorder:
+        return false;
     case cudaAddressModeWrap: {
         long long r = i % n;
         i = static_cast<int>(r < 0 ? r + n : r);
@@ -122,11 +132,14 @@ bool address(int& i, long long n, cudaTextureAddressMode mode) {
     case cudaAddressModeMirror: {
         long long period = 2 * n;
         long long r = i % period;
-        if (r < 0) r += period;
+        if (r < 0)
+            r += period;
         i = static_cast<int>(r < n ? r : period - 1 - r);
         return true;
     }
-    default: i = i < 0 ? 0 : static_cast<int>(n - 1); return true;
+    default:
+        i = i < 0 ? 0 : static_cast<int>(n - 1);
+        return true;
     }
 }
 
@@ -135,13 +148,17 @@ bool address(int& i, long long n, cudaTextureAddressMode mode) {
 void texel2D(const Texture& t, int i, int j, unsigned char* out) {
     cudaTextureAddressMode mx = t.tex.addressMode[0], my = t.tex.addressMode[1];
     if (!t.tex.normalizedCoords) { // wrap and mirror need normalized coordinates
-        if (mx == cudaAddressModeWrap || mx == cudaAddressModeMirror) mx = cudaAddressModeClamp;
-        if (my == cudaAddressModeWrap || my == cudaAddressModeMirror) my = cudaAddressModeClamp;
+        if (mx == cudaAddressModeWrap || mx == cudaAddressModeMirror)
+            mx = cudaAddressModeClamp;
+        if (my == cudaAddressModeWrap || my == cudaAddressModeMirror)
+            my = cudaAddressModeClamp;
     }
     bool inX = address(i, static_cast<long long>(t.width), mx);
     bool inY = address(j, static_cast<long long>(t.height), my);
     if (inX && inY) {
-        std::memcpy(out, t.data + static_cast<std::size_t>(j) * t.pitch + static_cast<std::size_t>(i) * t.elementBytes,
+        std::memcpy(out,
+                    t.data + static_cast<std::size_t>(j) * t.pitch +
+                        static_cast<std::size_t>(i) * t.elementBytes,
                     t.elementBytes);
         return;
     }
@@ -164,44 +181,53 @@ void texel2D(const Texture& t, int i, int j, unsigned char* out) {
 
 } // namespace
 
-void textureFetch(cudaTextureObject_t obj, const cudaChannelFormatDesc& want, std::size_t size, int dims, int ix,
-                  float x, float y, void* out, const char* fn) {
+void textureFetch(cudaTextureObject_t obj, const cudaChannelFormatDesc& want, std::size_t size,
+                  int dims, int ix, float x, float y, void* out, const char* fn) {
     const Texture& t = *lookup(obj, fn);
-    const bool normalized = t.tex.readMode == cudaReadModeNormalizedFloat && t.format.f != cudaChannelFormatKindFloat;
+    const bool normalized =
+        t.tex.readMode == cudaReadModeNormalizedFloat && t.format.f != cudaChannelFormatKindFloat;
     int wantChannels = 0, wantBytes = 0;
     if (want.f == cudaChannelFormatKindNone || !describeFormat(want, wantChannels, wantBytes)) {
-        deviceFault(cudaErrorInvalidTexture, std::string(fn) + "<T>: T is not a texture element type");
+        deviceFault(cudaErrorInvalidTexture,
+                    std::string(fn) + "<T>: T is not a texture element type");
     }
-    bool typeOk = wantChannels == t.channels &&
-                  (normalized || t.tex.filterMode == cudaFilterModeLinear
-                       ? want.f == cudaChannelFormatKindFloat && wantBytes == 4
-                       : wantBytes == t.channelBytes &&
-                             (want.f == cudaChannelFormatKindFloat) == (t.format.f == cudaChannelFormatKindFloat));
+    bool typeOk =
+        wantChannels == t.channels &&
+        (normalized || t.tex.filterMode == cudaFilterModeLinear
+             ? want.f == cudaChannelFormatKindFloat && wantBytes == 4
+             : wantBytes == t.channelBytes && (want.f == cudaChannelFormatKindFloat) ==
+                                                  (t.format.f == cudaChannelFormatKindFloat));
     if (!typeOk || size != static_cast<std::size_t>(wantChannels * wantBytes)) {
         deviceFault(cudaErrorInvalidTexture,
-                    std::string(fn) + "<T>: T (" + std::to_string(wantChannels) + " x " + std::to_string(wantBytes * 8) +
-                        "-bit) does not match the texture (" + std::to_string(t.channels) + " x " +
-                        std::to_string(t.channelBytes * 8) + "-bit" + (normalized ? ", normalized-float reads" : "") +
-                        (t.tex.filterMode == cudaFilterModeLinear ? ", linear filtering" : "") + ")");
+                    std::string(fn) + "<T>: T (" + std::to_string(wantChannels) + " x " +
+                        std::to_string(wantBytes * 8) + "-bit) does not match the texture (" +
+                        std::to_string(t.channels) + " x " + std::to_string(t.channelBytes * 8) +
+                        "-bit" + (normalized ? ", normalized-float reads" : "") +
+                        (t.tex.filterMode == cudaFilterModeLinear ? ", linear filtering" : "") +
+                        ")");
     }
     if (dims == 1) {
         if (t.res.resType != cudaResourceTypeLinear) {
-            deviceFault(cudaErrorInvalidTexture, "tex1Dfetch needs a linear resource (cudaResourceTypeLinear)");
+            deviceFault(cudaErrorInvalidTexture,
+                        "tex1Dfetch needs a linear resource (cudaResourceTypeLinear)");
         }
         unsigned char raw[16] = {};
         if (ix >= 0 && static_cast<std::size_t>(ix) < t.elements) {
-            std::memcpy(raw, t.data + static_cast<std::size_t>(ix) * t.elementBytes, t.elementBytes);
+            std::memcpy(raw, t.data + static_cast<std::size_t>(ix) * t.elementBytes,
+                        t.elementBytes);
         } // out of range: zero, whatever the address mode (CUDA ignores it for linear resources)
         if (!normalized) {
             std::memcpy(out, raw, size);
             return;
         }
         float* f = static_cast<float*>(out);
-        for (int c = 0; c < t.channels; ++c) f[c] = channelAsFloat(t, raw + c * t.channelBytes, true);
+        for (int c = 0; c < t.channels; ++c)
+            f[c] = channelAsFloat(t, raw + c * t.channelBytes, true);
         return;
     }
     if (t.res.resType != cudaResourceTypePitch2D) {
-        deviceFault(cudaErrorInvalidTexture, "tex2D needs a pitch2D resource (cudaResourceTypePitch2D) under emulation");
+        deviceFault(cudaErrorInvalidTexture,
+                    "tex2D needs a pitch2D resource (cudaResourceTypePitch2D) under emulation");
     }
     float fx = t.tex.normalizedCoords ? x * static_cast<float>(t.width) : x;
     float fy = t.tex.normalizedCoords ? y * static_cast<float>(t.height) : y;
@@ -213,7 +239,8 @@ void textureFetch(cudaTextureObject_t obj, const cudaChannelFormatDesc& want, st
             return;
         }
         float* f = static_cast<float*>(out);
-        for (int c = 0; c < t.channels; ++c) f[c] = channelAsFloat(t, raw + c * t.channelBytes, true);
+        for (int c = 0; c < t.channels; ++c)
+            f[c] = channelAsFloat(t, raw + c * t.channelBytes, true);
         return;
     }
     // Linear filtering: weights in 9-bit fixed point with 8 fractional bits, as the hardware.
@@ -229,8 +256,10 @@ void textureFetch(cudaTextureObject_t obj, const cudaChannelFormatDesc& want, st
     texel2D(t, i + 1, j + 1, t11);
     for (int c = 0; c < t.channels; ++c) {
         int o = c * t.channelBytes;
-        f[c] = (1 - a) * (1 - b) * channelAsFloat(t, t00 + o, normalized) + a * (1 - b) * channelAsFloat(t, t10 + o, normalized) +
-               (1 - a) * b * channelAsFloat(t, t01 + o, normalized) + a * b * channelAsFloat(t, t11 + o, normalized);
+        f[c] = (1 - a) * (1 - b) * channelAsFloat(t, t00 + o, normalized) +
+               a * (1 - b) * channelAsFloat(t, t10 + o, normalized) +
+               (1 - a) * b * channelAsFloat(t, t01 + o, normalized) +
+               a * b * channelAsFloat(t, t11 + o, normalized);
     }
 }
 
@@ -243,15 +272,20 @@ cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChan
 }
 
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaResourceDesc* resDesc,
-                                    const cudaTextureDesc* texDesc, const cudaResourceViewDesc* resViewDesc) {
-    if (texObject == nullptr || resDesc == nullptr || texDesc == nullptr) return fail(cudaErrorInvalidValue);
-    if (cudaError_t e = ensureDevice(); e != cudaSuccess) return fail(e);
+                                    const cudaTextureDesc* texDesc,
+                                    const cudaResourceViewDesc* resViewDesc) {
+    if (texObject == nullptr || resDesc == nullptr || texDesc == nullptr)
+        return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
+        return fail(e);
     if (resViewDesc != nullptr) {
         report("cudaCreateTextureObject: resource views are not supported");
         return fail(cudaErrorNotSupported);
     }
-    if (resDesc->resType == cudaResourceTypeArray || resDesc->resType == cudaResourceTypeMipmappedArray) {
-        report("cudaCreateTextureObject: CUDA arrays are not supported (use linear or pitch2D resources)");
+    if (resDesc->resType == cudaResourceTypeArray ||
+        resDesc->resType == cudaResourceTypeMipmappedArray) {
+        report("cudaCreateTextureObject: CUDA arrays are not supported (use linear or pitch2D "
+               "resources)");
         return fail(cudaErrorNotSupported);
     }
     if (resDesc->resType != cudaResourceTypeLinear && resDesc->resType != cudaResourceTypePitch2D) {
@@ -266,11 +300,13 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaRe
     t.tex = *texDesc;
     const bool linear = resDesc->resType == cudaResourceTypeLinear;
     t.format = linear ? resDesc->res.linear.desc : resDesc->res.pitch2D.desc;
-    if (!describeFormat(t.format, t.channels, t.channelBytes)) return fail(cudaErrorInvalidChannelDescriptor);
+    if (!describeFormat(t.format, t.channels, t.channelBytes))
+        return fail(cudaErrorInvalidChannelDescriptor);
     t.elementBytes = static_cast<std::size_t>(t.channels * t.channelBytes);
     const bool integer = t.format.f != cudaChannelFormatKindFloat;
     if (texDesc->filterMode == cudaFilterModeLinear &&
-        (linear || (integer && (texDesc->readMode != cudaReadModeNormalizedFloat || t.channelBytes == 4)))) {
+        (linear ||
+         (integer && (texDesc->readMode != cudaReadModeNormalizedFloat || t.channelBytes == 4)))) {
         return fail(cudaErrorInvalidFilterSetting);
     }
     if (texDesc->readMode == cudaReadModeNormalizedFloat && integer && t.channelBytes == 4) {
@@ -286,20 +322,24 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaRe
         if (p == nullptr || reinterpret_cast<std::uintptr_t>(p) % prop.textureAlignment != 0) {
             return fail(cudaErrorInvalidValue); // devPtr must be aligned to textureAlignment
         }
-        if (findAllocationLocked(p, bytes) == nullptr) return fail(cudaErrorInvalidValue);
+        if (findAllocationLocked(p, bytes) == nullptr)
+            return fail(cudaErrorInvalidValue);
         t.elements = bytes / t.elementBytes;
-        if (t.elements > (1ULL << 27)) return fail(cudaErrorInvalidValue);
+        if (t.elements > (1ULL << 27))
+            return fail(cudaErrorInvalidValue);
         t.data = static_cast<const unsigned char*>(p);
     } else {
         const auto& r = resDesc->res.pitch2D;
         if (r.devPtr == nullptr || r.width == 0 || r.height == 0 ||
-            r.pitchInBytes % prop.texturePitchAlignment != 0 || r.pitchInBytes < r.width * t.elementBytes ||
+            r.pitchInBytes % prop.texturePitchAlignment != 0 ||
+            r.pitchInBytes < r.width * t.elementBytes ||
             reinterpret_cast<std::uintptr_t>(r.devPtr) % prop.texturePitchAlignment != 0 ||
             r.width > static_cast<std::size_t>(prop.maxTexture2DLinear[0]) ||
             r.height > static_cast<std::size_t>(prop.maxTexture2DLinear[1])) {
             return fail(cudaErrorInvalidValue);
         }
-        if (findAllocationLocked(r.devPtr, r.pitchInBytes * (r.height - 1) + r.width * t.elementBytes) == nullptr) {
+        if (findAllocationLocked(r.devPtr, r.pitchInBytes * (r.height - 1) +
+                                               r.width * t.elementBytes) == nullptr) {
             return fail(cudaErrorInvalidValue);
         }
         t.width = r.width;
@@ -329,27 +369,34 @@ namespace {
 Texture* liveTexture(cudaTextureObject_t handle) {
     auto* t = reinterpret_cast<Texture*>(static_cast<std::uintptr_t>(handle));
     std::lock_guard lock(g_textureMutex);
-    if (g_known.count(t) == 0 || t->destroyed) return nullptr;
+    if (g_known.count(t) == 0 || t->destroyed)
+        return nullptr;
     return t;
 }
 } // namespace
 
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) {
-    if (texObject == 0) return cudaSuccess;
+    if (texObject == 0)
+        return cudaSuccess;
     Texture* t = liveTexture(texObject);
-    if (t == nullptr) return fail(cudaErrorInvalidValue);
+    if (t == nullptr)
+        return fail(cudaErrorInvalidValue);
     t->destroyed = true;
     return cudaSuccess;
 }
-cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* resDesc, cudaTextureObject_t texObject) {
+cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* resDesc,
+                                             cudaTextureObject_t texObject) {
     Texture* t = liveTexture(texObject);
-    if (t == nullptr || resDesc == nullptr) return fail(cudaErrorInvalidValue);
+    if (t == nullptr || resDesc == nullptr)
+        return fail(cudaErrorInvalidValue);
     *resDesc = t->res;
     return cudaSuccess;
 }
-cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc* texDesc, cudaTextureObject_t texObject) {
+cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc* texDesc,
+                                            cudaTextureObject_t texObject) {
     Texture* t = liveTexture(texObject);
-    if (t == nullptr || texDesc == nullptr) return fail(cudaErrorInvalidValue);
+    if (t == nullptr || texDesc == nullptr)
+        return fail(cudaErrorInvalidValue);
     *texDesc = t->tex;
     return cudaSuccess;
 }

@@ -26,12 +26,14 @@ protected:
     T* managed(std::size_t n, T fill = T{}) {
         T* p = nullptr;
         EXPECT_EQ(cudaMallocManaged(&p, n * sizeof(T)), cudaSuccess);
-        for (std::size_t i = 0; i < n; ++i) p[i] = fill;
+        for (std::size_t i = 0; i < n; ++i)
+            p[i] = fill;
         allocations_.push_back(p);
         return p;
     }
     ~Emu() override {
-        for (void* p : allocations_) cudaFree(p);
+        for (void* p : allocations_)
+            cudaFree(p);
     }
 
 private:

@@ -21,10 +21,12 @@ std::vector<Record> g_records;
 
 /// What a tracing accessor does at a traced access: meet the warp, and the leader records.
 __device__ void traced(unsigned site, unsigned array, long long offset) {
-    memplace::emu::WarpGroup g = memplace::emu::warpRendezvous(memplace::emu::rendezvousKey(site, array), site, offset);
+    memplace::emu::WarpGroup g =
+        memplace::emu::warpRendezvous(memplace::emu::rendezvousKey(site, array), site, offset);
     if (g.isLeader) {
         Record r{static_cast<unsigned>(blockIdx.x), g.warp, site, g.mask, {}};
-        for (unsigned m = g.mask; m != 0; m &= m - 1) r.offsets.push_back(g.values[__ffs(static_cast<int>(m)) - 1]);
+        for (unsigned m = g.mask; m != 0; m &= m - 1)
+            r.offsets.push_back(g.values[__ffs(static_cast<int>(m)) - 1]);
         std::lock_guard lock(g_mutex);
         g_records.push_back(r);
     }
@@ -40,7 +42,8 @@ protected:
 
 __global__ void strideOne(const float* a, float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= n)
+        return;
     traced(0, 0, i);
     float v = a[i];
     traced(1, 1, i);
@@ -56,7 +59,8 @@ TEST_F(Rendezvous, StrideOneAccessIsOneGroupOf32Lanes) {
     for (const Record& r : g_records) {
         EXPECT_EQ(r.mask, 0xffffffffu);
         ASSERT_EQ(r.offsets.size(), 32u);
-        for (unsigned l = 0; l < 32; ++l) EXPECT_EQ(r.offsets[l], r.block * 128 + r.warp * 32 + l);
+        for (unsigned l = 0; l < 32; ++l)
+            EXPECT_EQ(r.offsets[l], r.block * 128 + r.warp * 32 + l);
     }
     // Per warp, program order: site 0 then site 1.
     EXPECT_EQ(g_records[0].site, 0u);
@@ -103,7 +107,8 @@ TEST_F(Rendezvous, DivergentBranchGivesTwoGroupsThenReconverges) {
 __global__ void lanesDependentLoop(float*, int* trips) {
     int lane = threadIdx.x;
     int n = lane % 4 + 1;
-    for (int k = 0; k < n; ++k) traced(0, 0, k * 32 + lane);
+    for (int k = 0; k < n; ++k)
+        traced(0, 0, k * 32 + lane);
     trips[lane] = n;
     traced(1, 0, lane); // after the loop: all lanes together, as after reconvergence
 }
@@ -116,10 +121,12 @@ TEST_F(Rendezvous, LoopWithLaneDependentTripCountGroupsPerIteration) {
     ASSERT_EQ(g_records.size(), 5u);
     for (unsigned k = 0; k < 4; ++k) {
         unsigned expect = 0;
-        for (unsigned l = 0; l < 32; ++l) expect |= (l % 4 + 1 > k ? 1u : 0u) << l;
+        for (unsigned l = 0; l < 32; ++l)
+            expect |= (l % 4 + 1 > k ? 1u : 0u) << l;
         EXPECT_EQ(g_records[k].site, 0u);
         EXPECT_EQ(g_records[k].mask, expect) << "iteration " << k;
-        EXPECT_EQ(g_records[k].offsets[0], static_cast<long long>(k * 32 + __ffs(static_cast<int>(expect)) - 1));
+        EXPECT_EQ(g_records[k].offsets[0],
+                  static_cast<long long>(k * 32 + __ffs(static_cast<int>(expect)) - 1));
     }
     EXPECT_EQ(g_records[4].site, 1u);
     EXPECT_EQ(g_records[4].mask, 0xffffffffu);
@@ -128,7 +135,8 @@ TEST_F(Rendezvous, LoopWithLaneDependentTripCountGroupsPerIteration) {
 __global__ void siteInsideBarrierLoop(float* a) {
     __shared__ float s[64];
     for (int it = 0; it < 3; ++it) {
-        if (threadIdx.x < 48) traced(0, 0, it * 100 + threadIdx.x);
+        if (threadIdx.x < 48)
+            traced(0, 0, it * 100 + threadIdx.x);
         s[threadIdx.x] = a[threadIdx.x];
         __syncthreads();
     }
@@ -139,7 +147,8 @@ TEST_F(Rendezvous, GroupsAcrossBarriersStayPerWarp) {
     MEMPLACE_LAUNCH(siteInsideBarrierLoop, 1, 64, 0, 0, a);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(g_records.size(), 6u); // 3 iterations x 2 warps
-    for (const Record& r : g_records) EXPECT_EQ(r.mask, r.warp == 0 ? 0xffffffffu : 0xffffu);
+    for (const Record& r : g_records)
+        EXPECT_EQ(r.mask, r.warp == 0 ? 0xffffffffu : 0xffffu);
 }
 
 __global__ void twoArraysOneSite(float* a) {
@@ -192,7 +201,8 @@ TEST_F(Rendezvous, ActiveMaskAndMatchAnyGroupLikeTheGpuTracer) {
 TEST_F(Rendezvous, LaunchObserverAndBlockFilter) {
     std::vector<std::string> events;
     memplace::emu::setLaunchObserver([&](const memplace::emu::LaunchInfo& info, bool start) {
-        events.push_back((start ? "start " : "end ") + info.kernel + " " + std::to_string(info.grid.x));
+        events.push_back((start ? "start " : "end ") + info.kernel + " " +
+                         std::to_string(info.grid.x));
     });
     memplace::emu::setBlockFilter([](const uint3& b) { return b.x == 1; });
     float* a = managed<float>(256);
@@ -202,7 +212,8 @@ TEST_F(Rendezvous, LaunchObserverAndBlockFilter) {
     ASSERT_EQ(events.size(), 2u);
     EXPECT_NE(events[0].find("start"), std::string::npos);
     EXPECT_NE(events[0].find("strideOne"), std::string::npos) << events[0];
-    for (const Record& r : g_records) EXPECT_EQ(r.block, 1u);
+    for (const Record& r : g_records)
+        EXPECT_EQ(r.block, 1u);
     EXPECT_EQ(g_records.size(), 8u);
 }
 

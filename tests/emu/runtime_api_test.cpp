@@ -1,13 +1,12 @@
 // The runtime API on the emulator: memory and its checks, symbols, textures, properties from
 // the spec, launch configuration errors, streams, events, dynamic shared memory.
-#include "emu_fixture.h"
 #include "emu/select_spec.h"
-
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "emu_fixture.h"
 
 #include <cmath>
 #include <cstring>
+#include <cuda.h>
+#include <cuda_runtime.h>
 #include <thread>
 
 namespace {
@@ -18,7 +17,8 @@ __device__ float d_table[100];
 
 __global__ void useConstant(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = c_coeff[0] + c_coeff[1] * in[i] + c_coeff[2] * in[i] * in[i];
+    if (i < n)
+        out[i] = c_coeff[0] + c_coeff[1] * in[i] + c_coeff[2] * in[i] * in[i];
     atomicAdd(&d_counter, 1);
 }
 
@@ -26,26 +26,32 @@ TEST_F(Emu, ConstantAndDeviceSymbols) {
     const float coeff[4] = {1.0f, 2.0f, 3.0f, 0.0f};
     ASSERT_EQ(cudaMemcpyToSymbol(c_coeff, coeff, sizeof(coeff)), cudaSuccess);
     int zero = 0;
-    ASSERT_EQ(cudaMemcpyToSymbolAsync(d_counter, &zero, sizeof(int), 0, cudaMemcpyHostToDevice, 0), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyToSymbolAsync(d_counter, &zero, sizeof(int), 0, cudaMemcpyHostToDevice, 0),
+              cudaSuccess);
     float* in = managed<float>(100);
     float* out = managed<float>(100);
-    for (int i = 0; i < 100; ++i) in[i] = static_cast<float>(i);
+    for (int i = 0; i < 100; ++i)
+        in[i] = static_cast<float>(i);
     MEMPLACE_LAUNCH(useConstant, 4, 32, 0, 0, in, out, 100);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    for (int i = 0; i < 100; ++i) EXPECT_EQ(out[i], 1.0f + 2.0f * i + 3.0f * i * i);
+    for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(out[i], 1.0f + 2.0f * i + 3.0f * i * i);
     int count = 0;
     ASSERT_EQ(cudaMemcpyFromSymbol(&count, d_counter, sizeof(int)), cudaSuccess);
     EXPECT_EQ(count, 128);
     // Bounds: the symbol is 16 bytes.
     EXPECT_EQ(cudaMemcpyToSymbol(c_coeff, coeff, 8, 12), cudaErrorInvalidValue);
     EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
-    EXPECT_EQ(cudaMemcpyToSymbol(c_coeff, coeff, 4, 0, cudaMemcpyDeviceToHost), cudaErrorInvalidMemcpyDirection);
+    EXPECT_EQ(cudaMemcpyToSymbol(c_coeff, coeff, 4, 0, cudaMemcpyDeviceToHost),
+              cudaErrorInvalidMemcpyDirection);
     // Its address is device memory with a range.
     void* addr = nullptr;
     ASSERT_EQ(cudaGetSymbolAddress(&addr, d_table), cudaSuccess);
     CUdeviceptr base = 0;
     size_t size = 0;
-    ASSERT_EQ(cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(static_cast<char*>(addr) + 40)), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemGetAddressRange(&base, &size,
+                                   reinterpret_cast<CUdeviceptr>(static_cast<char*>(addr) + 40)),
+              CUDA_SUCCESS);
     EXPECT_EQ(base, reinterpret_cast<CUdeviceptr>(addr));
     EXPECT_EQ(size, sizeof(d_table));
     size_t symSize = 0;
@@ -62,17 +68,20 @@ TEST_F(Emu, MemoryCopiesAreCheckedAgainstAllocations) {
     EXPECT_EQ(cudaMemcpy(back.data(), d, 100 * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(back, h);
     // Past the end of the allocation, and a host pointer as device memory: invalid.
-    EXPECT_EQ(cudaMemcpy(d + 50, h.data(), 51 * sizeof(float), cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaMemcpy(d + 50, h.data(), 51 * sizeof(float), cudaMemcpyHostToDevice),
+              cudaErrorInvalidValue);
     EXPECT_EQ(cudaMemcpy(back.data(), h.data(), 4, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
     EXPECT_EQ(cudaMemcpy(back.data(), h.data(), 4, cudaMemcpyDefault), cudaSuccess);
     EXPECT_EQ(cudaMemset(d, 0, 100 * sizeof(float)), cudaSuccess);
     EXPECT_EQ(cudaMemset(d, 0, 101 * sizeof(float)), cudaErrorInvalidValue);
     CUdeviceptr base = 0;
     size_t size = 0;
-    ASSERT_EQ(cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(d + 99)), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(d + 99)),
+              CUDA_SUCCESS);
     EXPECT_EQ(base, reinterpret_cast<CUdeviceptr>(d));
     EXPECT_EQ(size, 400u);
-    EXPECT_EQ(cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(h.data())), CUDA_ERROR_NOT_FOUND);
+    EXPECT_EQ(cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(h.data())),
+              CUDA_ERROR_NOT_FOUND);
     cudaPointerAttributes attr{};
     ASSERT_EQ(cudaPointerGetAttributes(&attr, d), cudaSuccess);
     EXPECT_EQ(attr.type, cudaMemoryTypeDevice);
@@ -88,10 +97,15 @@ TEST_F(Emu, PitchedMemoryAndTwoDimensionalCopies) {
     ASSERT_EQ(cudaMallocPitch(&d, &pitch, 10 * sizeof(float), 5), cudaSuccess);
     EXPECT_EQ(pitch % 512, 0u);
     std::vector<float> h(50), back(50, 0.0f);
-    for (int i = 0; i < 50; ++i) h[i] = static_cast<float>(i);
-    ASSERT_EQ(cudaMemcpy2D(d, pitch, h.data(), 10 * sizeof(float), 10 * sizeof(float), 5, cudaMemcpyHostToDevice), cudaSuccess);
+    for (int i = 0; i < 50; ++i)
+        h[i] = static_cast<float>(i);
+    ASSERT_EQ(cudaMemcpy2D(d, pitch, h.data(), 10 * sizeof(float), 10 * sizeof(float), 5,
+                           cudaMemcpyHostToDevice),
+              cudaSuccess);
     ASSERT_EQ(cudaMemset2D(d, pitch, 0, 2 * sizeof(float), 1), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy2D(back.data(), 10 * sizeof(float), d, pitch, 10 * sizeof(float), 5, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy2D(back.data(), 10 * sizeof(float), d, pitch, 10 * sizeof(float), 5,
+                           cudaMemcpyDeviceToHost),
+              cudaSuccess);
     h[0] = h[1] = 0.0f;
     EXPECT_EQ(back, h);
     cudaFree(d);
@@ -119,8 +133,10 @@ TEST_F(Emu, PropertiesComeFromTheSpec) {
     EXPECT_EQ(cudaSetDevice(1), cudaErrorInvalidDevice);
     cudaGetLastError();
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cudaDeviceGetAttribute(&v, cudaDevAttrGPUDirectRDMASupported, 0), cudaErrorNotSupported);
-    EXPECT_NE(testing::internal::GetCapturedStderr().find("cudaDevAttrGPUDirectRDMASupported"), std::string::npos);
+    EXPECT_EQ(cudaDeviceGetAttribute(&v, cudaDevAttrGPUDirectRDMASupported, 0),
+              cudaErrorNotSupported);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("cudaDevAttrGPUDirectRDMASupported"),
+              std::string::npos);
     cudaGetLastError();
 
     // Another spec: a V100 has no persisting L2 and fewer SMs.
@@ -131,7 +147,8 @@ TEST_F(Emu, PropertiesComeFromTheSpec) {
     ASSERT_EQ(cudaGetDeviceProperties(&p, 0), cudaSuccess);
     EXPECT_EQ(p.major, 7);
     EXPECT_EQ(p.persistingL2CacheMaxSize, 0);
-    EXPECT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1 << 20), cudaErrorUnsupportedLimit);
+    EXPECT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 1 << 20),
+              cudaErrorUnsupportedLimit);
     cudaGetLastError();
     memplace::emu::useSpec(h100);
 }
@@ -153,10 +170,13 @@ TEST_F(Emu, LaunchConfigurationErrorsAreCudas) {
     EXPECT_NE(err.find("2048 threads"), std::string::npos) << err;
     // Errors at launch are not sticky.
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(cudaFuncSetAttribute(nothing, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024), cudaSuccess);
+    ASSERT_EQ(cudaFuncSetAttribute(nothing, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
+              cudaSuccess);
     MEMPLACE_LAUNCH(nothing, 1, 32, 64 * 1024, 0, out);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-    EXPECT_EQ(cudaFuncSetAttribute(nothing, cudaFuncAttributeMaxDynamicSharedMemorySize, 228 * 1024), cudaErrorInvalidValue);
+    EXPECT_EQ(
+        cudaFuncSetAttribute(nothing, cudaFuncAttributeMaxDynamicSharedMemorySize, 228 * 1024),
+        cudaErrorInvalidValue);
     cudaFuncAttributes fa{};
     testing::internal::CaptureStderr();
     ASSERT_EQ(cudaFuncGetAttributes(&fa, nothing), cudaSuccess);
@@ -170,28 +190,36 @@ MEMPLACE_DYNAMIC_SHARED(float, g_fileScopeShared);
 __global__ void dynamicShared(const float* in, float* out, int n) {
     MEMPLACE_DYNAMIC_SHARED(float, buf);
     int t = threadIdx.x;
-    for (int i = t; i < n; i += blockDim.x) buf[i] = in[blockIdx.x * n + i];
+    for (int i = t; i < n; i += blockDim.x)
+        buf[i] = in[blockIdx.x * n + i];
     __syncthreads();
     float s = 0.0f;
-    for (int i = 0; i < n; ++i) s += buf[i] * static_cast<float>(t + 1);
+    for (int i = 0; i < n; ++i)
+        s += buf[i] * static_cast<float>(t + 1);
     out[blockIdx.x * blockDim.x + t] = s;
     __syncthreads();
-    if (t == 0) g_fileScopeShared[0] = -1.0f; // the same memory
+    if (t == 0)
+        g_fileScopeShared[0] = -1.0f; // the same memory
     __syncthreads();
-    if (t == 1) out[blockIdx.x * blockDim.x + t] = buf[0];
+    if (t == 1)
+        out[blockIdx.x * blockDim.x + t] = buf[0];
 }
 
 TEST_F(Emu, DynamicSharedMemoryAtFunctionAndFileScope) {
     const int n = 20000; // 80 KB: needs the opt-in
     float* in = managed<float>(3 * n);
     float* out = managed<float>(3 * 64);
-    for (int i = 0; i < 3 * n; ++i) in[i] = static_cast<float>(i % 7);
-    ASSERT_EQ(cudaFuncSetAttribute(dynamicShared, cudaFuncAttributeMaxDynamicSharedMemorySize, n * 4), cudaSuccess);
+    for (int i = 0; i < 3 * n; ++i)
+        in[i] = static_cast<float>(i % 7);
+    ASSERT_EQ(
+        cudaFuncSetAttribute(dynamicShared, cudaFuncAttributeMaxDynamicSharedMemorySize, n * 4),
+        cudaSuccess);
     MEMPLACE_LAUNCH(dynamicShared, 3, 64, n * sizeof(float), 0, in, out, n);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (int b = 0; b < 3; ++b) {
         float sum = 0.0f;
-        for (int i = 0; i < n; ++i) sum += static_cast<float>((b * n + i) % 7);
+        for (int i = 0; i < n; ++i)
+            sum += static_cast<float>((b * n + i) % 7);
         EXPECT_EQ(out[b * 64 + 0], sum * 1.0f);
         EXPECT_EQ(out[b * 64 + 1], -1.0f);
         EXPECT_EQ(out[b * 64 + 5], sum * 6.0f);
@@ -200,7 +228,8 @@ TEST_F(Emu, DynamicSharedMemoryAtFunctionAndFileScope) {
 
 __global__ void fetch1D(cudaTextureObject_t tex, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n + 2) out[i] = tex1Dfetch<float>(tex, i - 1); // one before and one past the ends
+    if (i < n + 2)
+        out[i] = tex1Dfetch<float>(tex, i - 1); // one before and one past the ends
 }
 
 __global__ void fetch2D(cudaTextureObject_t clamp, cudaTextureObject_t border, int4* out) {
@@ -212,14 +241,17 @@ __global__ void fetch2D(cudaTextureObject_t clamp, cudaTextureObject_t border, i
     out[idx * 2 + 1] = b;
 }
 
-__global__ void fetchWrongType(cudaTextureObject_t tex, int* out) { out[0] = tex1Dfetch<int>(tex, 0); }
+__global__ void fetchWrongType(cudaTextureObject_t tex, int* out) {
+    out[0] = tex1Dfetch<int>(tex, 0);
+}
 
 TEST_F(Emu, TextureObjects) {
     const int n = 100;
     float* data = nullptr;
     ASSERT_EQ(cudaMalloc(&data, n * sizeof(float)), cudaSuccess);
     std::vector<float> h(n);
-    for (int i = 0; i < n; ++i) h[i] = static_cast<float>(i) * 0.5f;
+    for (int i = 0; i < n; ++i)
+        h[i] = static_cast<float>(i) * 0.5f;
     cudaMemcpy(data, h.data(), n * sizeof(float), cudaMemcpyHostToDevice);
     cudaResourceDesc res{};
     res.resType = cudaResourceTypeLinear;
@@ -236,7 +268,8 @@ TEST_F(Emu, TextureObjects) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(out[0], 0.0f);     // index -1
     EXPECT_EQ(out[n + 1], 0.0f); // index n
-    for (int i = 0; i < n; ++i) EXPECT_EQ(out[i + 1], h[i]);
+    for (int i = 0; i < n; ++i)
+        EXPECT_EQ(out[i + 1], h[i]);
 
     // The element type must match the texture's format.
     int* iout = managed<int>(1);
@@ -266,7 +299,8 @@ TEST_F(Emu, TextureObjects) {
     for (int y = 0; y < 2; ++y) {
         for (int x = 0; x < 3; ++x) {
             int4 v{x, y, x * 10 + y, 7};
-            cudaMemcpy(reinterpret_cast<char*>(img) + y * pitch + x * sizeof(int4), &v, sizeof v, cudaMemcpyHostToDevice);
+            cudaMemcpy(reinterpret_cast<char*>(img) + y * pitch + x * sizeof(int4), &v, sizeof v,
+                       cudaMemcpyHostToDevice);
         }
     }
     cudaResourceDesc r2{};
@@ -308,7 +342,8 @@ TEST_F(Emu, TextureObjects) {
     arr.resType = cudaResourceTypeArray;
     testing::internal::CaptureStderr();
     EXPECT_EQ(cudaCreateTextureObject(&tex, &arr, &td, nullptr), cudaErrorNotSupported);
-    EXPECT_NE(testing::internal::GetCapturedStderr().find("CUDA arrays are not supported"), std::string::npos);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("CUDA arrays are not supported"),
+              std::string::npos);
     cudaGetLastError();
 }
 
@@ -338,7 +373,7 @@ TEST_F(Emu, LinearFilteringUsesEightBitWeights) {
     MEMPLACE_LAUNCH(linearFiltered, 1, 13, 0, 0, t, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(out[0], 0.0f);
-    EXPECT_EQ(out[2], 0.5f);  // halfway between texel 0 and 1
+    EXPECT_EQ(out[2], 0.5f); // halfway between texel 0 and 1
     EXPECT_EQ(out[4], 1.0f);
     EXPECT_EQ(out[5], 1.5f);  // a quarter of the way from 1 to 3
     EXPECT_EQ(out[12], 7.0f); // clamped
@@ -364,7 +399,8 @@ TEST_F(Emu, StreamsEventsAndTheAccessPolicyWindow) {
     EXPECT_EQ(got.accessPolicyWindow.base_ptr, static_cast<void*>(d));
     EXPECT_EQ(got.accessPolicyWindow.hitRatio, 0.6f);
     attr.accessPolicyWindow.hitRatio = 1.5f;
-    EXPECT_EQ(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &attr), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &attr),
+              cudaErrorInvalidValue);
     EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
     size_t limit = 0;
     ASSERT_EQ(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize), cudaSuccess);
@@ -395,7 +431,9 @@ TEST_F(Emu, StreamsEventsAndTheAccessPolicyWindow) {
     cudaGetLastError();
 }
 
-__global__ void withArgs(int a, double b, float* out) { out[threadIdx.x] = static_cast<float>(a + b); }
+__global__ void withArgs(int a, double b, float* out) {
+    out[threadIdx.x] = static_cast<float>(a + b);
+}
 
 TEST_F(Emu, CudaLaunchKernelWithTheKernelItself) {
     float* out = managed<float>(4);

@@ -24,7 +24,8 @@ TEST_F(Emu, SharedMemoryIsPerBlockAndBarrierOrdersIt) {
     MEMPLACE_LAUNCH(reverseBlock, 4, 256, 0, 0, in, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (int b = 0; b < 4; ++b) {
-        for (int t = 0; t < 256; ++t) ASSERT_EQ(out[b * 256 + t], b * 256 + 255 - t);
+        for (int t = 0; t < 256; ++t)
+            ASSERT_EQ(out[b * 256 + t], b * 256 + 255 - t);
     }
 }
 
@@ -55,7 +56,8 @@ TEST_F(Emu, BarrierReductions) {
 
 __global__ void earlyExitThenBarrier(int n, int* out) {
     int t = threadIdx.x;
-    if (t >= n) return; // exited threads do not hold the barrier (sm_70+)
+    if (t >= n)
+        return; // exited threads do not hold the barrier (sm_70+)
     __shared__ int s[128];
     s[t] = t;
     __syncthreads();
@@ -66,7 +68,8 @@ TEST_F(Emu, ExitedThreadsDoNotHoldBarriers) {
     int* out = managed<int>(128, -1);
     MEMPLACE_LAUNCH(earlyExitThenBarrier, 1, 128, 0, 0, 50, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    for (int t = 0; t < 50; ++t) EXPECT_EQ(out[t], 49 - t);
+    for (int t = 0; t < 50; ++t)
+        EXPECT_EQ(out[t], 49 - t);
     EXPECT_EQ(out[50], -1);
 }
 
@@ -83,7 +86,8 @@ TEST_F(Emu, ThreeDimensionalGridsAndBlocks) {
     MEMPLACE_LAUNCH(threeDimensional, grid, block, 0, 0, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (int b = 0; b < 12; ++b) {
-        for (int t = 0; t < 24; ++t) ASSERT_EQ(out[b * 24 + t], b * 1000 + t);
+        for (int t = 0; t < 24; ++t)
+            ASSERT_EQ(out[b * 24 + t], b * 1000 + t);
     }
 }
 
@@ -96,9 +100,9 @@ __global__ void shuffles(int* out) {
     out[base + 1] = __shfl_up_sync(0xffffffffu, lane, 2);
     out[base + 2] = __shfl_down_sync(0xffffffffu, lane, 5);
     out[base + 3] = __shfl_xor_sync(0xffffffffu, lane, 1);
-    out[base + 4] = __shfl_sync(0xffffffffu, lane, lane + 1, 8);     // rotate within groups of 8
-    out[base + 5] = __shfl_down_sync(0xffffffffu, lane, 3, 16);      // no crossing of 16-lane groups
-    out[base + 6] = __shfl_xor_sync(0xffffffffu, lane, 8, 8);        // across 8-lane groups
+    out[base + 4] = __shfl_sync(0xffffffffu, lane, lane + 1, 8); // rotate within groups of 8
+    out[base + 5] = __shfl_down_sync(0xffffffffu, lane, 3, 16);  // no crossing of 16-lane groups
+    out[base + 6] = __shfl_xor_sync(0xffffffffu, lane, 8, 8);    // across 8-lane groups
     double d = __shfl_sync(0xffffffffu, lane + 0.5, 31);
     out[base + 7] = static_cast<int>(d * 2);
 }
@@ -124,14 +128,18 @@ TEST_F(Emu, ShufflesFollowCudaSemantics) {
 
 __global__ void warpReduce(const float* in, float* out) {
     float v = in[blockIdx.x * blockDim.x + threadIdx.x];
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
     __shared__ float partial[32];
-    if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = v;
+    if ((threadIdx.x & 31) == 0)
+        partial[threadIdx.x / 32] = v;
     __syncthreads();
     if (threadIdx.x < 32) {
         float w = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        for (int off = 16; off > 0; off >>= 1) w += __shfl_down_sync(0xffffffffu, w, off);
-        if (threadIdx.x == 0) out[blockIdx.x] = w;
+        for (int off = 16; off > 0; off >>= 1)
+            w += __shfl_down_sync(0xffffffffu, w, off);
+        if (threadIdx.x == 0)
+            out[blockIdx.x] = w;
     }
 }
 
@@ -139,12 +147,14 @@ TEST_F(Emu, BlockReductionWithShuffles) {
     const int blocks = 7, threads = 256;
     float* in = managed<float>(blocks * threads);
     float* out = managed<float>(blocks, 0.0f);
-    for (int i = 0; i < blocks * threads; ++i) in[i] = static_cast<float>(i % 13);
+    for (int i = 0; i < blocks * threads; ++i)
+        in[i] = static_cast<float>(i % 13);
     MEMPLACE_LAUNCH(warpReduce, blocks, threads, 0, 0, in, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (int b = 0; b < blocks; ++b) {
         float expect = 0;
-        for (int t = 0; t < threads; ++t) expect += static_cast<float>((b * threads + t) % 13);
+        for (int t = 0; t < threads; ++t)
+            expect += static_cast<float>((b * threads + t) % 13);
         EXPECT_EQ(out[b], expect) << b;
     }
 }
@@ -189,7 +199,8 @@ TEST_F(Emu, VotesMatchesAndReductions) {
     for (int t = 0; t < 32; ++t) {
         const unsigned* o = out + t * 10;
         unsigned expectMatch = 0;
-        for (int j = 0; j < 32; ++j) expectMatch |= (j % 3 == t % 3 ? 1u : 0u) << j;
+        for (int j = 0; j < 32; ++j)
+            expectMatch |= (j % 3 == t % 3 ? 1u : 0u) << j;
         EXPECT_EQ(o[0], expectBallot);
         EXPECT_EQ(o[1], 1u);
         EXPECT_EQ(o[2], 0u);
@@ -238,8 +249,10 @@ TEST_F(Emu, CollectivesWithPartialMasksInDivergentCode) {
     int* out = managed<int>(32, -1);
     MEMPLACE_LAUNCH(divergentShuffles, 1, 32, 0, 0, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    for (int l = 0; l < 16; ++l) EXPECT_EQ(out[l], l ^ 1);
-    for (int l = 16; l < 32; ++l) EXPECT_EQ(out[l], 3100);
+    for (int l = 0; l < 16; ++l)
+        EXPECT_EQ(out[l], l ^ 1);
+    for (int l = 16; l < 32; ++l)
+        EXPECT_EQ(out[l], 3100);
 }
 
 __global__ void activeMaskKernel(unsigned* out) {
@@ -260,7 +273,8 @@ TEST_F(Emu, ActiveMaskSeesTheConvergedLanes) {
     MEMPLACE_LAUNCH(activeMaskKernel, 1, 32, 0, 0, out);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     unsigned thirds = 0;
-    for (int l = 0; l < 32; l += 3) thirds |= 1u << l;
+    for (int l = 0; l < 32; l += 3)
+        thirds |= 1u << l;
     for (int l = 0; l < 32; ++l) {
         EXPECT_EQ(out[l * 2], l % 3 == 0 ? thirds : ~thirds) << l;
         EXPECT_EQ(out[l * 2 + 1], 0xffffffffu) << l;
@@ -269,8 +283,8 @@ TEST_F(Emu, ActiveMaskSeesTheConvergedLanes) {
 
 // ---- atomics ------------------------------------------------------------------------------------
 
-__global__ void histogram(const int* data, int n, unsigned* bins, unsigned long long* total, float* fsum,
-                          int* mx, int* mn) {
+__global__ void histogram(const int* data, int n, unsigned* bins, unsigned long long* total,
+                          float* fsum, int* mx, int* mn) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         atomicAdd(&bins[data[i] % 16], 1u);
         atomicAdd(total, static_cast<unsigned long long>(data[i]));
@@ -285,7 +299,8 @@ TEST_F(Emu, AtomicsAreCorrectWithSeveralOsThreads) {
         memplace::emu::setWorkerThreads(workers);
         const int n = 20000;
         int* data = managed<int>(n);
-        for (int i = 0; i < n; ++i) data[i] = (i * 7919) % 10007;
+        for (int i = 0; i < n; ++i)
+            data[i] = (i * 7919) % 10007;
         unsigned* bins = managed<unsigned>(16, 0u);
         auto* total = managed<unsigned long long>(1, 0ull);
         float* fsum = managed<float>(1, 0.0f);
@@ -299,7 +314,8 @@ TEST_F(Emu, AtomicsAreCorrectWithSeveralOsThreads) {
             ++expectBins[data[i] % 16];
             expectTotal += static_cast<unsigned long long>(data[i]);
         }
-        for (int b = 0; b < 16; ++b) EXPECT_EQ(bins[b], expectBins[b]) << workers;
+        for (int b = 0; b < 16; ++b)
+            EXPECT_EQ(bins[b], expectBins[b]) << workers;
         EXPECT_EQ(*total, expectTotal);
         EXPECT_EQ(*fsum, static_cast<float>(n));
         EXPECT_EQ(*mx, *std::max_element(data, data + n));
@@ -322,9 +338,9 @@ TEST_F(Emu, AtomicIncDecCas) {
     auto* exch = managed<unsigned long long>(1, 0ull);
     MEMPLACE_LAUNCH(incDecCas, 1, 25, 0, 0, inc, dec, cas, exch);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_EQ(*inc, 25u % 10u);                 // wraps to 0 after 9
-    EXPECT_EQ(*dec, (10u - 25u % 10u) % 10u);   // 0 -> 9 -> 8 ...
-    EXPECT_EQ(*cas, 25);                        // threads run in order: each CAS succeeds
+    EXPECT_EQ(*inc, 25u % 10u);               // wraps to 0 after 9
+    EXPECT_EQ(*dec, (10u - 25u % 10u) % 10u); // 0 -> 9 -> 8 ...
+    EXPECT_EQ(*cas, 25);                      // threads run in order: each CAS succeeds
     EXPECT_EQ(*exch, 42ull);
 }
 
@@ -355,7 +371,8 @@ TEST_F(Emu, SpinLocksWithinAWarpMakeProgress) {
 
 __global__ void deadlockKernel(int* out) {
     int v = static_cast<int>(threadIdx.x);
-    if (threadIdx.x == 0) __syncthreads(); // lane 0 waits for the block, the others for lane 0
+    if (threadIdx.x == 0)
+        __syncthreads(); // lane 0 waits for the block, the others for lane 0
     v = __shfl_sync(0xffffffffu, v, 0);
     out[threadIdx.x] = v;
 }
@@ -412,7 +429,9 @@ TEST_F(Emu, MismatchedBarrierKindsAreReported) {
     EXPECT_NE(err.find("different kinds of block barrier"), std::string::npos) << err;
 }
 
-__global__ void maskWithoutSelf(int* out) { out[threadIdx.x] = __shfl_sync(0x1u, 5, 0); }
+__global__ void maskWithoutSelf(int* out) {
+    out[threadIdx.x] = __shfl_sync(0x1u, 5, 0);
+}
 
 TEST_F(Emu, CollectiveMaskMustIncludeTheCaller) {
     int* out = managed<int>(2);
@@ -424,11 +443,14 @@ TEST_F(Emu, CollectiveMaskMustIncludeTheCaller) {
 }
 
 __global__ void trapping(int* out) {
-    if (threadIdx.x == 3) __trap();
+    if (threadIdx.x == 3)
+        __trap();
     out[threadIdx.x] = 1;
 }
 
-__global__ void throwing(int*) { throw std::runtime_error("boom"); }
+__global__ void throwing(int*) {
+    throw std::runtime_error("boom");
+}
 
 TEST_F(Emu, TrapAndExceptionsStopTheKernel) {
     int* out = managed<int>(8, 0);
@@ -465,7 +487,9 @@ TEST_F(Emu, SpinningOnAnotherBlockIsReportedNotHung) {
     memplace::emu::setSpinTimeout(10.0);
 }
 
-__global__ void launchesAKernel(int* out) { MEMPLACE_LAUNCH(trapping, 1, 1, 0, 0, out); }
+__global__ void launchesAKernel(int* out) {
+    MEMPLACE_LAUNCH(trapping, 1, 1, 0, 0, out);
+}
 
 TEST_F(Emu, DynamicParallelismIsRejected) {
     int* out = managed<int>(1);
@@ -482,16 +506,20 @@ __global__ void stencil(const float* in, float* out, int n) {
     __shared__ float s[130];
     int g = blockIdx.x * 128 + threadIdx.x;
     s[threadIdx.x + 1] = g < n ? in[g] : 0.0f;
-    if (threadIdx.x == 0) s[0] = g > 0 ? in[g - 1] : 0.0f;
-    if (threadIdx.x == 127) s[129] = g + 1 < n ? in[g + 1] : 0.0f;
+    if (threadIdx.x == 0)
+        s[0] = g > 0 ? in[g - 1] : 0.0f;
+    if (threadIdx.x == 127)
+        s[129] = g + 1 < n ? in[g + 1] : 0.0f;
     __syncthreads();
-    if (g < n) out[g] = 0.25f * s[threadIdx.x] + 0.5f * s[threadIdx.x + 1] + 0.25f * s[threadIdx.x + 2];
+    if (g < n)
+        out[g] = 0.25f * s[threadIdx.x] + 0.5f * s[threadIdx.x + 1] + 0.25f * s[threadIdx.x + 2];
 }
 
 TEST_F(Emu, SeveralOsThreadsComputeTheSameResult) {
     const int n = 128 * 50 + 17;
     float* in = managed<float>(n);
-    for (int i = 0; i < n; ++i) in[i] = static_cast<float>((i * 37) % 101);
+    for (int i = 0; i < n; ++i)
+        in[i] = static_cast<float>((i * 37) % 101);
     float* one = managed<float>(n);
     float* four = managed<float>(n);
     MEMPLACE_LAUNCH(stencil, (n + 127) / 128, 128, 0, 0, in, one, n);
@@ -499,7 +527,8 @@ TEST_F(Emu, SeveralOsThreadsComputeTheSameResult) {
     MEMPLACE_LAUNCH(stencil, (n + 127) / 128, 128, 0, 0, in, four, n);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(std::memcmp(one, four, n * sizeof(float)), 0);
-    for (int i = 1; i + 1 < n; ++i) ASSERT_EQ(one[i], 0.25f * in[i - 1] + 0.5f * in[i] + 0.25f * in[i + 1]);
+    for (int i = 1; i + 1 < n; ++i)
+        ASSERT_EQ(one[i], 0.25f * in[i - 1] + 0.5f * in[i] + 0.25f * in[i + 1]);
 }
 
 } // namespace

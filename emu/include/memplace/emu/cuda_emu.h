@@ -7,6 +7,7 @@
 #error "memplace emu: compile as C++ (-x c++), not as CUDA: the emulator replaces the CUDA compiler"
 #endif
 
+// clang-format off
 // What nvcc's implicit includes bring into every CUDA translation unit.
 #include <cassert>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The keywords first, then the types, the host API, the device functions.
 #include "memplace/emu/keywords.h"
 #include "memplace/emu/enums.h"
 #include "memplace/emu/vector_types.h"
@@ -33,3 +35,4 @@
 #include "memplace/emu/launch.h"
 #include "memplace/emu/driver_api.h"
 #include "memplace/emu/emu.h"
+// clang-format on

@@ -46,7 +46,8 @@ enum class BarrierKind : unsigned char { Sync, Count, And, Or };
 unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long value, int arg,
                                   int width, const char* name, const std::source_location& loc);
 /// Blocks until every live thread of the block is at a barrier; returns the reduction.
-int blockBarrier(BarrierKind kind, int predicate, const char* name, const std::source_location& loc);
+int blockBarrier(BarrierKind kind, int predicate, const char* name,
+                 const std::source_location& loc);
 /// __activemask(): a warp rendezvous keyed by the call's source location.
 unsigned activeMask(const std::source_location& loc);
 /// A scheduling point for spin loops (failed atomicCAS, __nanosleep): other threads run.
@@ -82,22 +83,25 @@ inline void __syncthreads(std::source_location loc = std::source_location::curre
     ::memplace::emu::detail::blockBarrier(::memplace::emu::detail::BarrierKind::Sync, 0,
                                           "__syncthreads", loc);
 }
-inline int __syncthreads_count(int predicate, std::source_location loc = std::source_location::current()) {
+inline int __syncthreads_count(int predicate,
+                               std::source_location loc = std::source_location::current()) {
     return ::memplace::emu::detail::blockBarrier(::memplace::emu::detail::BarrierKind::Count,
                                                  predicate, "__syncthreads_count", loc);
 }
-inline int __syncthreads_and(int predicate, std::source_location loc = std::source_location::current()) {
+inline int __syncthreads_and(int predicate,
+                             std::source_location loc = std::source_location::current()) {
     return ::memplace::emu::detail::blockBarrier(::memplace::emu::detail::BarrierKind::And,
                                                  predicate, "__syncthreads_and", loc);
 }
-inline int __syncthreads_or(int predicate, std::source_location loc = std::source_location::current()) {
+inline int __syncthreads_or(int predicate,
+                            std::source_location loc = std::source_location::current()) {
     return ::memplace::emu::detail::blockBarrier(::memplace::emu::detail::BarrierKind::Or,
                                                  predicate, "__syncthreads_or", loc);
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu,
                        std::source_location loc = std::source_location::current()) {
-    ::memplace::emu::detail::warpCollective(::memplace::emu::detail::Coll::SyncWarp, mask, 0, 0,
-                                            32, "__syncwarp", loc);
+    ::memplace::emu::detail::warpCollective(::memplace::emu::detail::Coll::SyncWarp, mask, 0, 0, 32,
+                                            "__syncwarp", loc);
 }
 
 // ---- warp collectives ----------------------------------------------------------------------
@@ -146,7 +150,8 @@ inline int __uni_sync(unsigned mask, int predicate,
 template <class T>
 inline unsigned __match_any_sync(unsigned mask, T value,
                                  std::source_location loc = std::source_location::current()) {
-    static_assert((std::is_integral_v<T> || std::is_floating_point_v<T>) && sizeof(T) >= 4 && sizeof(T) <= 8,
+    static_assert((std::is_integral_v<T> || std::is_floating_point_v<T>) && sizeof(T) >= 4 &&
+                      sizeof(T) <= 8,
                   "memplace emu: __match_any_sync takes int, unsigned, long, long long and their "
                   "unsigned forms, float or double");
     return static_cast<unsigned>(::memplace::emu::detail::warpCollective(
@@ -156,7 +161,8 @@ inline unsigned __match_any_sync(unsigned mask, T value,
 template <class T>
 inline unsigned __match_all_sync(unsigned mask, T value, int* pred,
                                  std::source_location loc = std::source_location::current()) {
-    static_assert((std::is_integral_v<T> || std::is_floating_point_v<T>) && sizeof(T) >= 4 && sizeof(T) <= 8,
+    static_assert((std::is_integral_v<T> || std::is_floating_point_v<T>) && sizeof(T) >= 4 &&
+                      sizeof(T) <= 8,
                   "memplace emu: __match_all_sync takes int, unsigned, long, long long and their "
                   "unsigned forms, float or double");
     unsigned r = static_cast<unsigned>(::memplace::emu::detail::warpCollective(
@@ -167,7 +173,8 @@ inline unsigned __match_all_sync(unsigned mask, T value, int* pred,
 }
 
 #define MEMPLACE_EMU_REDUCE(fn, T, op)                                                             \
-    inline T fn(unsigned mask, T value, std::source_location loc = std::source_location::current()) { \
+    inline T fn(unsigned mask, T value,                                                            \
+                std::source_location loc = std::source_location::current()) {                      \
         return static_cast<T>(::memplace::emu::detail::warpCollective(                             \
             ::memplace::emu::detail::Coll::op, mask,                                               \
             static_cast<unsigned long long>(static_cast<long long>(value)), 0, 32, #fn, loc));     \
@@ -185,10 +192,18 @@ MEMPLACE_EMU_REDUCE(__reduce_xor_sync, unsigned, ReduceXor)
 
 // ---- fences, timing, traps -----------------------------------------------------------------
 
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline void __nanosleep(unsigned) { ::memplace::emu::detail::spinYield(); }
+inline void __threadfence() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __threadfence_block() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __threadfence_system() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __nanosleep(unsigned) {
+    ::memplace::emu::detail::spinYield();
+}
 [[noreturn]] inline void __trap() {
     ::memplace::emu::detail::deviceFault(cudaErrorLaunchFailure, "the kernel executed __trap()");
 }
@@ -201,31 +216,53 @@ unsigned long long __globaltimer();
 // ---- loads and stores with cache hints: plain accesses on the CPU ---------------------------
 
 template <class T>
-inline T __ldg(const T* p) { return *p; }
+inline T __ldg(const T* p) {
+    return *p;
+}
 template <class T>
-inline T __ldcg(const T* p) { return *p; }
+inline T __ldcg(const T* p) {
+    return *p;
+}
 template <class T>
-inline T __ldca(const T* p) { return *p; }
+inline T __ldca(const T* p) {
+    return *p;
+}
 template <class T>
-inline T __ldcs(const T* p) { return *p; }
+inline T __ldcs(const T* p) {
+    return *p;
+}
 template <class T>
-inline T __ldlu(const T* p) { return *p; }
+inline T __ldlu(const T* p) {
+    return *p;
+}
 template <class T>
-inline T __ldcv(const T* p) { return *p; }
+inline T __ldcv(const T* p) {
+    return *p;
+}
 template <class T>
-inline void __stwb(T* p, T v) { *p = v; }
+inline void __stwb(T* p, T v) {
+    *p = v;
+}
 template <class T>
-inline void __stcg(T* p, T v) { *p = v; }
+inline void __stcg(T* p, T v) {
+    *p = v;
+}
 template <class T>
-inline void __stcs(T* p, T v) { *p = v; }
+inline void __stcs(T* p, T v) {
+    *p = v;
+}
 template <class T>
-inline void __stwt(T* p, T v) { *p = v; }
+inline void __stwt(T* p, T v) {
+    *p = v;
+}
 
 // ---- atomics: std::atomic_ref, correct across OS threads -----------------------------------
 
 namespace memplace::emu::detail {
 template <class T>
-inline std::atomic_ref<T> aref(T* p) { return std::atomic_ref<T>(*p); }
+inline std::atomic_ref<T> aref(T* p) {
+    return std::atomic_ref<T>(*p);
+}
 template <class T, class F>
 inline T atomicUpdate(T* p, F f) {
     auto r = aref(p);
@@ -239,15 +276,27 @@ inline T atomicUpdate(T* p, F f) {
 #define MEMPLACE_EMU_ATOMIC_SCOPES(decl) decl() decl(_block) decl(_system)
 
 #define MEMPLACE_EMU_ADD(S)                                                                        \
-    inline int atomicAdd##S(int* a, int v) { return ::memplace::emu::detail::aref(a).fetch_add(v); } \
-    inline unsigned atomicAdd##S(unsigned* a, unsigned v) { return ::memplace::emu::detail::aref(a).fetch_add(v); } \
+    inline int atomicAdd##S(int* a, int v) {                                                       \
+        return ::memplace::emu::detail::aref(a).fetch_add(v);                                      \
+    }                                                                                              \
+    inline unsigned atomicAdd##S(unsigned* a, unsigned v) {                                        \
+        return ::memplace::emu::detail::aref(a).fetch_add(v);                                      \
+    }                                                                                              \
     inline unsigned long long atomicAdd##S(unsigned long long* a, unsigned long long v) {          \
         return ::memplace::emu::detail::aref(a).fetch_add(v);                                      \
     }                                                                                              \
-    inline float atomicAdd##S(float* a, float v) { return ::memplace::emu::detail::aref(a).fetch_add(v); } \
-    inline double atomicAdd##S(double* a, double v) { return ::memplace::emu::detail::aref(a).fetch_add(v); } \
-    inline int atomicSub##S(int* a, int v) { return ::memplace::emu::detail::aref(a).fetch_sub(v); } \
-    inline unsigned atomicSub##S(unsigned* a, unsigned v) { return ::memplace::emu::detail::aref(a).fetch_sub(v); }
+    inline float atomicAdd##S(float* a, float v) {                                                 \
+        return ::memplace::emu::detail::aref(a).fetch_add(v);                                      \
+    }                                                                                              \
+    inline double atomicAdd##S(double* a, double v) {                                              \
+        return ::memplace::emu::detail::aref(a).fetch_add(v);                                      \
+    }                                                                                              \
+    inline int atomicSub##S(int* a, int v) {                                                       \
+        return ::memplace::emu::detail::aref(a).fetch_sub(v);                                      \
+    }                                                                                              \
+    inline unsigned atomicSub##S(unsigned* a, unsigned v) {                                        \
+        return ::memplace::emu::detail::aref(a).fetch_sub(v);                                      \
+    }
 MEMPLACE_EMU_ATOMIC_SCOPES(MEMPLACE_EMU_ADD)
 #undef MEMPLACE_EMU_ADD
 
@@ -257,15 +306,22 @@ MEMPLACE_EMU_ATOMIC_SCOPES(MEMPLACE_EMU_ADD)
     template <class T>                                                                             \
     inline T memplaceEmuExch##S(T* a, T v) {                                                       \
         T old = ::memplace::emu::detail::aref(a).exchange(v);                                      \
-        if (std::memcmp(&old, &v, sizeof(T)) == 0) ::memplace::emu::detail::spinYield();           \
+        if (std::memcmp(&old, &v, sizeof(T)) == 0)                                                 \
+            ::memplace::emu::detail::spinYield();                                                  \
         return old;                                                                                \
     }                                                                                              \
-    inline int atomicExch##S(int* a, int v) { return memplaceEmuExch##S(a, v); }                   \
-    inline unsigned atomicExch##S(unsigned* a, unsigned v) { return memplaceEmuExch##S(a, v); }    \
+    inline int atomicExch##S(int* a, int v) {                                                      \
+        return memplaceEmuExch##S(a, v);                                                           \
+    }                                                                                              \
+    inline unsigned atomicExch##S(unsigned* a, unsigned v) {                                       \
+        return memplaceEmuExch##S(a, v);                                                           \
+    }                                                                                              \
     inline unsigned long long atomicExch##S(unsigned long long* a, unsigned long long v) {         \
         return memplaceEmuExch##S(a, v);                                                           \
     }                                                                                              \
-    inline float atomicExch##S(float* a, float v) { return memplaceEmuExch##S(a, v); }             \
+    inline float atomicExch##S(float* a, float v) {                                                \
+        return memplaceEmuExch##S(a, v);                                                           \
+    }                                                                                              \
     template <class T>                                                                             \
     inline T memplaceEmuCas##S(T* a, T compare, T v) {                                             \
         T expected = compare;                                                                      \
@@ -274,8 +330,12 @@ MEMPLACE_EMU_ATOMIC_SCOPES(MEMPLACE_EMU_ADD)
         }                                                                                          \
         return expected;                                                                           \
     }                                                                                              \
-    inline int atomicCAS##S(int* a, int c, int v) { return memplaceEmuCas##S(a, c, v); }           \
-    inline unsigned atomicCAS##S(unsigned* a, unsigned c, unsigned v) { return memplaceEmuCas##S(a, c, v); } \
+    inline int atomicCAS##S(int* a, int c, int v) {                                                \
+        return memplaceEmuCas##S(a, c, v);                                                         \
+    }                                                                                              \
+    inline unsigned atomicCAS##S(unsigned* a, unsigned c, unsigned v) {                            \
+        return memplaceEmuCas##S(a, c, v);                                                         \
+    }                                                                                              \
     inline unsigned long long atomicCAS##S(unsigned long long* a, unsigned long long c,            \
                                            unsigned long long v) {                                 \
         return memplaceEmuCas##S(a, c, v);                                                         \
@@ -295,37 +355,62 @@ MEMPLACE_EMU_ATOMIC_SCOPES(MEMPLACE_EMU_EXCH)
     inline T memplaceEmuMax##S(T* a, T v) {                                                        \
         return ::memplace::emu::detail::atomicUpdate(a, [v](T o) { return v > o ? v : o; });       \
     }                                                                                              \
-    inline int atomicMin##S(int* a, int v) { return memplaceEmuMin##S(a, v); }                     \
-    inline unsigned atomicMin##S(unsigned* a, unsigned v) { return memplaceEmuMin##S(a, v); }      \
-    inline long long atomicMin##S(long long* a, long long v) { return memplaceEmuMin##S(a, v); }   \
+    inline int atomicMin##S(int* a, int v) {                                                       \
+        return memplaceEmuMin##S(a, v);                                                            \
+    }                                                                                              \
+    inline unsigned atomicMin##S(unsigned* a, unsigned v) {                                        \
+        return memplaceEmuMin##S(a, v);                                                            \
+    }                                                                                              \
+    inline long long atomicMin##S(long long* a, long long v) {                                     \
+        return memplaceEmuMin##S(a, v);                                                            \
+    }                                                                                              \
     inline unsigned long long atomicMin##S(unsigned long long* a, unsigned long long v) {          \
         return memplaceEmuMin##S(a, v);                                                            \
     }                                                                                              \
-    inline int atomicMax##S(int* a, int v) { return memplaceEmuMax##S(a, v); }                     \
-    inline unsigned atomicMax##S(unsigned* a, unsigned v) { return memplaceEmuMax##S(a, v); }      \
-    inline long long atomicMax##S(long long* a, long long v) { return memplaceEmuMax##S(a, v); }   \
+    inline int atomicMax##S(int* a, int v) {                                                       \
+        return memplaceEmuMax##S(a, v);                                                            \
+    }                                                                                              \
+    inline unsigned atomicMax##S(unsigned* a, unsigned v) {                                        \
+        return memplaceEmuMax##S(a, v);                                                            \
+    }                                                                                              \
+    inline long long atomicMax##S(long long* a, long long v) {                                     \
+        return memplaceEmuMax##S(a, v);                                                            \
+    }                                                                                              \
     inline unsigned long long atomicMax##S(unsigned long long* a, unsigned long long v) {          \
         return memplaceEmuMax##S(a, v);                                                            \
     }                                                                                              \
     inline unsigned atomicInc##S(unsigned* a, unsigned v) {                                        \
-        return ::memplace::emu::detail::atomicUpdate(a, [v](unsigned o) { return o >= v ? 0u : o + 1u; }); \
+        return ::memplace::emu::detail::atomicUpdate(                                              \
+            a, [v](unsigned o) { return o >= v ? 0u : o + 1u; });                                  \
     }                                                                                              \
     inline unsigned atomicDec##S(unsigned* a, unsigned v) {                                        \
         return ::memplace::emu::detail::atomicUpdate(                                              \
             a, [v](unsigned o) { return (o == 0u || o > v) ? v : o - 1u; });                       \
     }                                                                                              \
-    inline int atomicAnd##S(int* a, int v) { return ::memplace::emu::detail::aref(a).fetch_and(v); } \
-    inline unsigned atomicAnd##S(unsigned* a, unsigned v) { return ::memplace::emu::detail::aref(a).fetch_and(v); } \
+    inline int atomicAnd##S(int* a, int v) {                                                       \
+        return ::memplace::emu::detail::aref(a).fetch_and(v);                                      \
+    }                                                                                              \
+    inline unsigned atomicAnd##S(unsigned* a, unsigned v) {                                        \
+        return ::memplace::emu::detail::aref(a).fetch_and(v);                                      \
+    }                                                                                              \
     inline unsigned long long atomicAnd##S(unsigned long long* a, unsigned long long v) {          \
         return ::memplace::emu::detail::aref(a).fetch_and(v);                                      \
     }                                                                                              \
-    inline int atomicOr##S(int* a, int v) { return ::memplace::emu::detail::aref(a).fetch_or(v); } \
-    inline unsigned atomicOr##S(unsigned* a, unsigned v) { return ::memplace::emu::detail::aref(a).fetch_or(v); } \
+    inline int atomicOr##S(int* a, int v) {                                                        \
+        return ::memplace::emu::detail::aref(a).fetch_or(v);                                       \
+    }                                                                                              \
+    inline unsigned atomicOr##S(unsigned* a, unsigned v) {                                         \
+        return ::memplace::emu::detail::aref(a).fetch_or(v);                                       \
+    }                                                                                              \
     inline unsigned long long atomicOr##S(unsigned long long* a, unsigned long long v) {           \
         return ::memplace::emu::detail::aref(a).fetch_or(v);                                       \
     }                                                                                              \
-    inline int atomicXor##S(int* a, int v) { return ::memplace::emu::detail::aref(a).fetch_xor(v); } \
-    inline unsigned atomicXor##S(unsigned* a, unsigned v) { return ::memplace::emu::detail::aref(a).fetch_xor(v); } \
+    inline int atomicXor##S(int* a, int v) {                                                       \
+        return ::memplace::emu::detail::aref(a).fetch_xor(v);                                      \
+    }                                                                                              \
+    inline unsigned atomicXor##S(unsigned* a, unsigned v) {                                        \
+        return ::memplace::emu::detail::aref(a).fetch_xor(v);                                      \
+    }                                                                                              \
     inline unsigned long long atomicXor##S(unsigned long long* a, unsigned long long v) {          \
         return ::memplace::emu::detail::aref(a).fetch_xor(v);                                      \
     }

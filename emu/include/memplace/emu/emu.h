@@ -43,10 +43,10 @@ std::size_t stackSize();
 
 /// What a lane learns from warpRendezvous: the lanes of its warp that met at the same key.
 struct WarpGroup {
-    unsigned mask = 0;        ///< lanes (bit = lane id) of the group, calling lane included
-    unsigned leader = 0;      ///< lowest lane of the group
-    bool isLeader = false;    ///< the calling lane is the leader
-    unsigned warp = 0;        ///< warp index within the block (linear thread id / 32)
+    unsigned mask = 0;               ///< lanes (bit = lane id) of the group, calling lane included
+    unsigned leader = 0;             ///< lowest lane of the group
+    bool isLeader = false;           ///< the calling lane is the leader
+    unsigned warp = 0;               ///< warp index within the block (linear thread id / 32)
     unsigned long long sequence = 0; ///< groups this warp has formed in this block so far
     const long long* values = nullptr; ///< values[lane] for each lane of `mask`; valid until
                                        ///< the calling lane's next emulator call that can block

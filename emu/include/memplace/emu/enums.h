@@ -282,282 +282,554 @@ namespace memplace::emu::detail {
 /// The enumerator's name, or nullptr for a number that is none of them.
 inline const char* errorName(int e) {
     switch (e) {
-    case 0: return "cudaSuccess";
-    case 1: return "cudaErrorInvalidValue";
-    case 2: return "cudaErrorMemoryAllocation";
-    case 3: return "cudaErrorInitializationError";
-    case 4: return "cudaErrorCudartUnloading";
-    case 5: return "cudaErrorProfilerDisabled";
-    case 6: return "cudaErrorProfilerNotInitialized";
-    case 7: return "cudaErrorProfilerAlreadyStarted";
-    case 8: return "cudaErrorProfilerAlreadyStopped";
-    case 9: return "cudaErrorInvalidConfiguration";
-    case 12: return "cudaErrorInvalidPitchValue";
-    case 13: return "cudaErrorInvalidSymbol";
-    case 16: return "cudaErrorInvalidHostPointer";
-    case 17: return "cudaErrorInvalidDevicePointer";
-    case 18: return "cudaErrorInvalidTexture";
-    case 19: return "cudaErrorInvalidTextureBinding";
-    case 20: return "cudaErrorInvalidChannelDescriptor";
-    case 21: return "cudaErrorInvalidMemcpyDirection";
-    case 22: return "cudaErrorAddressOfConstant";
-    case 23: return "cudaErrorTextureFetchFailed";
-    case 24: return "cudaErrorTextureNotBound";
-    case 25: return "cudaErrorSynchronizationError";
-    case 26: return "cudaErrorInvalidFilterSetting";
-    case 27: return "cudaErrorInvalidNormSetting";
-    case 28: return "cudaErrorMixedDeviceExecution";
-    case 31: return "cudaErrorNotYetImplemented";
-    case 32: return "cudaErrorMemoryValueTooLarge";
-    case 34: return "cudaErrorStubLibrary";
-    case 35: return "cudaErrorInsufficientDriver";
-    case 36: return "cudaErrorCallRequiresNewerDriver";
-    case 37: return "cudaErrorInvalidSurface";
-    case 43: return "cudaErrorDuplicateVariableName";
-    case 44: return "cudaErrorDuplicateTextureName";
-    case 45: return "cudaErrorDuplicateSurfaceName";
-    case 46: return "cudaErrorDevicesUnavailable";
-    case 49: return "cudaErrorIncompatibleDriverContext";
-    case 52: return "cudaErrorMissingConfiguration";
-    case 53: return "cudaErrorPriorLaunchFailure";
-    case 65: return "cudaErrorLaunchMaxDepthExceeded";
-    case 66: return "cudaErrorLaunchFileScopedTex";
-    case 67: return "cudaErrorLaunchFileScopedSurf";
-    case 68: return "cudaErrorSyncDepthExceeded";
-    case 69: return "cudaErrorLaunchPendingCountExceeded";
-    case 98: return "cudaErrorInvalidDeviceFunction";
-    case 100: return "cudaErrorNoDevice";
-    case 101: return "cudaErrorInvalidDevice";
-    case 102: return "cudaErrorDeviceNotLicensed";
-    case 103: return "cudaErrorSoftwareValidityNotEstablished";
-    case 127: return "cudaErrorStartupFailure";
-    case 200: return "cudaErrorInvalidKernelImage";
-    case 201: return "cudaErrorDeviceUninitialized";
-    case 205: return "cudaErrorMapBufferObjectFailed";
-    case 206: return "cudaErrorUnmapBufferObjectFailed";
-    case 207: return "cudaErrorArrayIsMapped";
-    case 208: return "cudaErrorAlreadyMapped";
-    case 209: return "cudaErrorNoKernelImageForDevice";
-    case 210: return "cudaErrorAlreadyAcquired";
-    case 211: return "cudaErrorNotMapped";
-    case 212: return "cudaErrorNotMappedAsArray";
-    case 213: return "cudaErrorNotMappedAsPointer";
-    case 214: return "cudaErrorECCUncorrectable";
-    case 215: return "cudaErrorUnsupportedLimit";
-    case 216: return "cudaErrorDeviceAlreadyInUse";
-    case 217: return "cudaErrorPeerAccessUnsupported";
-    case 218: return "cudaErrorInvalidPtx";
-    case 219: return "cudaErrorInvalidGraphicsContext";
-    case 220: return "cudaErrorNvlinkUncorrectable";
-    case 221: return "cudaErrorJitCompilerNotFound";
-    case 222: return "cudaErrorUnsupportedPtxVersion";
-    case 223: return "cudaErrorJitCompilationDisabled";
-    case 224: return "cudaErrorUnsupportedExecAffinity";
-    case 225: return "cudaErrorUnsupportedDevSideSync";
-    case 226: return "cudaErrorContained";
-    case 300: return "cudaErrorInvalidSource";
-    case 301: return "cudaErrorFileNotFound";
-    case 302: return "cudaErrorSharedObjectSymbolNotFound";
-    case 303: return "cudaErrorSharedObjectInitFailed";
-    case 304: return "cudaErrorOperatingSystem";
-    case 400: return "cudaErrorInvalidResourceHandle";
-    case 401: return "cudaErrorIllegalState";
-    case 402: return "cudaErrorLossyQuery";
-    case 500: return "cudaErrorSymbolNotFound";
-    case 600: return "cudaErrorNotReady";
-    case 700: return "cudaErrorIllegalAddress";
-    case 701: return "cudaErrorLaunchOutOfResources";
-    case 702: return "cudaErrorLaunchTimeout";
-    case 703: return "cudaErrorLaunchIncompatibleTexturing";
-    case 704: return "cudaErrorPeerAccessAlreadyEnabled";
-    case 705: return "cudaErrorPeerAccessNotEnabled";
-    case 708: return "cudaErrorSetOnActiveProcess";
-    case 709: return "cudaErrorContextIsDestroyed";
-    case 710: return "cudaErrorAssert";
-    case 711: return "cudaErrorTooManyPeers";
-    case 712: return "cudaErrorHostMemoryAlreadyRegistered";
-    case 713: return "cudaErrorHostMemoryNotRegistered";
-    case 714: return "cudaErrorHardwareStackError";
-    case 715: return "cudaErrorIllegalInstruction";
-    case 716: return "cudaErrorMisalignedAddress";
-    case 717: return "cudaErrorInvalidAddressSpace";
-    case 718: return "cudaErrorInvalidPc";
-    case 719: return "cudaErrorLaunchFailure";
-    case 720: return "cudaErrorCooperativeLaunchTooLarge";
-    case 721: return "cudaErrorTensorMemoryLeak";
-    case 800: return "cudaErrorNotPermitted";
-    case 801: return "cudaErrorNotSupported";
-    case 802: return "cudaErrorSystemNotReady";
-    case 803: return "cudaErrorSystemDriverMismatch";
-    case 804: return "cudaErrorCompatNotSupportedOnDevice";
-    case 805: return "cudaErrorMpsConnectionFailed";
-    case 806: return "cudaErrorMpsRpcFailure";
-    case 807: return "cudaErrorMpsServerNotReady";
-    case 808: return "cudaErrorMpsMaxClientsReached";
-    case 809: return "cudaErrorMpsMaxConnectionsReached";
-    case 810: return "cudaErrorMpsClientTerminated";
-    case 811: return "cudaErrorCdpNotSupported";
-    case 812: return "cudaErrorCdpVersionMismatch";
-    case 900: return "cudaErrorStreamCaptureUnsupported";
-    case 901: return "cudaErrorStreamCaptureInvalidated";
-    case 902: return "cudaErrorStreamCaptureMerge";
-    case 903: return "cudaErrorStreamCaptureUnmatched";
-    case 904: return "cudaErrorStreamCaptureUnjoined";
-    case 905: return "cudaErrorStreamCaptureIsolation";
-    case 906: return "cudaErrorStreamCaptureImplicit";
-    case 907: return "cudaErrorCapturedEvent";
-    case 908: return "cudaErrorStreamCaptureWrongThread";
-    case 909: return "cudaErrorTimeout";
-    case 910: return "cudaErrorGraphExecUpdateFailure";
-    case 911: return "cudaErrorExternalDevice";
-    case 912: return "cudaErrorInvalidClusterSize";
-    case 913: return "cudaErrorFunctionNotLoaded";
-    case 914: return "cudaErrorInvalidResourceType";
-    case 915: return "cudaErrorInvalidResourceConfiguration";
-    case 999: return "cudaErrorUnknown";
-    default: return nullptr;
+    case 0:
+        return "cudaSuccess";
+    case 1:
+        return "cudaErrorInvalidValue";
+    case 2:
+        return "cudaErrorMemoryAllocation";
+    case 3:
+        return "cudaErrorInitializationError";
+    case 4:
+        return "cudaErrorCudartUnloading";
+    case 5:
+        return "cudaErrorProfilerDisabled";
+    case 6:
+        return "cudaErrorProfilerNotInitialized";
+    case 7:
+        return "cudaErrorProfilerAlreadyStarted";
+    case 8:
+        return "cudaErrorProfilerAlreadyStopped";
+    case 9:
+        return "cudaErrorInvalidConfiguration";
+    case 12:
+        return "cudaErrorInvalidPitchValue";
+    case 13:
+        return "cudaErrorInvalidSymbol";
+    case 16:
+        return "cudaErrorInvalidHostPointer";
+    case 17:
+        return "cudaErrorInvalidDevicePointer";
+    case 18:
+        return "cudaErrorInvalidTexture";
+    case 19:
+        return "cudaErrorInvalidTextureBinding";
+    case 20:
+        return "cudaErrorInvalidChannelDescriptor";
+    case 21:
+        return "cudaErrorInvalidMemcpyDirection";
+    case 22:
+        return "cudaErrorAddressOfConstant";
+    case 23:
+        return "cudaErrorTextureFetchFailed";
+    case 24:
+        return "cudaErrorTextureNotBound";
+    case 25:
+        return "cudaErrorSynchronizationError";
+    case 26:
+        return "cudaErrorInvalidFilterSetting";
+    case 27:
+        return "cudaErrorInvalidNormSetting";
+    case 28:
+        return "cudaErrorMixedDeviceExecution";
+    case 31:
+        return "cudaErrorNotYetImplemented";
+    case 32:
+        return "cudaErrorMemoryValueTooLarge";
+    case 34:
+        return "cudaErrorStubLibrary";
+    case 35:
+        return "cudaErrorInsufficientDriver";
+    case 36:
+        return "cudaErrorCallRequiresNewerDriver";
+    case 37:
+        return "cudaErrorInvalidSurface";
+    case 43:
+        return "cudaErrorDuplicateVariableName";
+    case 44:
+        return "cudaErrorDuplicateTextureName";
+    case 45:
+        return "cudaErrorDuplicateSurfaceName";
+    case 46:
+        return "cudaErrorDevicesUnavailable";
+    case 49:
+        return "cudaErrorIncompatibleDriverContext";
+    case 52:
+        return "cudaErrorMissingConfiguration";
+    case 53:
+        return "cudaErrorPriorLaunchFailure";
+    case 65:
+        return "cudaErrorLaunchMaxDepthExceeded";
+    case 66:
+        return "cudaErrorLaunchFileScopedTex";
+    case 67:
+        return "cudaErrorLaunchFileScopedSurf";
+    case 68:
+        return "cudaErrorSyncDepthExceeded";
+    case 69:
+        return "cudaErrorLaunchPendingCountExceeded";
+    case 98:
+        return "cudaErrorInvalidDeviceFunction";
+    case 100:
+        return "cudaErrorNoDevice";
+    case 101:
+        return "cudaErrorInvalidDevice";
+    case 102:
+        return "cudaErrorDeviceNotLicensed";
+    case 103:
+        return "cudaErrorSoftwareValidityNotEstablished";
+    case 127:
+        return "cudaErrorStartupFailure";
+    case 200:
+        return "cudaErrorInvalidKernelImage";
+    case 201:
+        return "cudaErrorDeviceUninitialized";
+    case 205:
+        return "cudaErrorMapBufferObjectFailed";
+    case 206:
+        return "cudaErrorUnmapBufferObjectFailed";
+    case 207:
+        return "cudaErrorArrayIsMapped";
+    case 208:
+        return "cudaErrorAlreadyMapped";
+    case 209:
+        return "cudaErrorNoKernelImageForDevice";
+    case 210:
+        return "cudaErrorAlreadyAcquired";
+    case 211:
+        return "cudaErrorNotMapped";
+    case 212:
+        return "cudaErrorNotMappedAsArray";
+    case 213:
+        return "cudaErrorNotMappedAsPointer";
+    case 214:
+        return "cudaErrorECCUncorrectable";
+    case 215:
+        return "cudaErrorUnsupportedLimit";
+    case 216:
+        return "cudaErrorDeviceAlreadyInUse";
+    case 217:
+        return "cudaErrorPeerAccessUnsupported";
+    case 218:
+        return "cudaErrorInvalidPtx";
+    case 219:
+        return "cudaErrorInvalidGraphicsContext";
+    case 220:
+        return "cudaErrorNvlinkUncorrectable";
+    case 221:
+        return "cudaErrorJitCompilerNotFound";
+    case 222:
+        return "cudaErrorUnsupportedPtxVersion";
+    case 223:
+        return "cudaErrorJitCompilationDisabled";
+    case 224:
+        return "cudaErrorUnsupportedExecAffinity";
+    case 225:
+        return "cudaErrorUnsupportedDevSideSync";
+    case 226:
+        return "cudaErrorContained";
+    case 300:
+        return "cudaErrorInvalidSource";
+    case 301:
+        return "cudaErrorFileNotFound";
+    case 302:
+        return "cudaErrorSharedObjectSymbolNotFound";
+    case 303:
+        return "cudaErrorSharedObjectInitFailed";
+    case 304:
+        return "cudaErrorOperatingSystem";
+    case 400:
+        return "cudaErrorInvalidResourceHandle";
+    case 401:
+        return "cudaErrorIllegalState";
+    case 402:
+        return "cudaErrorLossyQuery";
+    case 500:
+        return "cudaErrorSymbolNotFound";
+    case 600:
+        return "cudaErrorNotReady";
+    case 700:
+        return "cudaErrorIllegalAddress";
+    case 701:
+        return "cudaErrorLaunchOutOfResources";
+    case 702:
+        return "cudaErrorLaunchTimeout";
+    case 703:
+        return "cudaErrorLaunchIncompatibleTexturing";
+    case 704:
+        return "cudaErrorPeerAccessAlreadyEnabled";
+    case 705:
+        return "cudaErrorPeerAccessNotEnabled";
+    case 708:
+        return "cudaErrorSetOnActiveProcess";
+    case 709:
+        return "cudaErrorContextIsDestroyed";
+    case 710:
+        return "cudaErrorAssert";
+    case 711:
+        return "cudaErrorTooManyPeers";
+    case 712:
+        return "cudaErrorHostMemoryAlreadyRegistered";
+    case 713:
+        return "cudaErrorHostMemoryNotRegistered";
+    case 714:
+        return "cudaErrorHardwareStackError";
+    case 715:
+        return "cudaErrorIllegalInstruction";
+    case 716:
+        return "cudaErrorMisalignedAddress";
+    case 717:
+        return "cudaErrorInvalidAddressSpace";
+    case 718:
+        return "cudaErrorInvalidPc";
+    case 719:
+        return "cudaErrorLaunchFailure";
+    case 720:
+        return "cudaErrorCooperativeLaunchTooLarge";
+    case 721:
+        return "cudaErrorTensorMemoryLeak";
+    case 800:
+        return "cudaErrorNotPermitted";
+    case 801:
+        return "cudaErrorNotSupported";
+    case 802:
+        return "cudaErrorSystemNotReady";
+    case 803:
+        return "cudaErrorSystemDriverMismatch";
+    case 804:
+        return "cudaErrorCompatNotSupportedOnDevice";
+    case 805:
+        return "cudaErrorMpsConnectionFailed";
+    case 806:
+        return "cudaErrorMpsRpcFailure";
+    case 807:
+        return "cudaErrorMpsServerNotReady";
+    case 808:
+        return "cudaErrorMpsMaxClientsReached";
+    case 809:
+        return "cudaErrorMpsMaxConnectionsReached";
+    case 810:
+        return "cudaErrorMpsClientTerminated";
+    case 811:
+        return "cudaErrorCdpNotSupported";
+    case 812:
+        return "cudaErrorCdpVersionMismatch";
+    case 900:
+        return "cudaErrorStreamCaptureUnsupported";
+    case 901:
+        return "cudaErrorStreamCaptureInvalidated";
+    case 902:
+        return "cudaErrorStreamCaptureMerge";
+    case 903:
+        return "cudaErrorStreamCaptureUnmatched";
+    case 904:
+        return "cudaErrorStreamCaptureUnjoined";
+    case 905:
+        return "cudaErrorStreamCaptureIsolation";
+    case 906:
+        return "cudaErrorStreamCaptureImplicit";
+    case 907:
+        return "cudaErrorCapturedEvent";
+    case 908:
+        return "cudaErrorStreamCaptureWrongThread";
+    case 909:
+        return "cudaErrorTimeout";
+    case 910:
+        return "cudaErrorGraphExecUpdateFailure";
+    case 911:
+        return "cudaErrorExternalDevice";
+    case 912:
+        return "cudaErrorInvalidClusterSize";
+    case 913:
+        return "cudaErrorFunctionNotLoaded";
+    case 914:
+        return "cudaErrorInvalidResourceType";
+    case 915:
+        return "cudaErrorInvalidResourceConfiguration";
+    case 999:
+        return "cudaErrorUnknown";
+    default:
+        return nullptr;
     }
 }
 inline const char* deviceAttrName(int a) {
     switch (a) {
-    case 1: return "cudaDevAttrMaxThreadsPerBlock";
-    case 2: return "cudaDevAttrMaxBlockDimX";
-    case 3: return "cudaDevAttrMaxBlockDimY";
-    case 4: return "cudaDevAttrMaxBlockDimZ";
-    case 5: return "cudaDevAttrMaxGridDimX";
-    case 6: return "cudaDevAttrMaxGridDimY";
-    case 7: return "cudaDevAttrMaxGridDimZ";
-    case 8: return "cudaDevAttrMaxSharedMemoryPerBlock";
-    case 9: return "cudaDevAttrTotalConstantMemory";
-    case 10: return "cudaDevAttrWarpSize";
-    case 11: return "cudaDevAttrMaxPitch";
-    case 12: return "cudaDevAttrMaxRegistersPerBlock";
-    case 13: return "cudaDevAttrClockRate";
-    case 14: return "cudaDevAttrTextureAlignment";
-    case 15: return "cudaDevAttrGpuOverlap";
-    case 16: return "cudaDevAttrMultiProcessorCount";
-    case 17: return "cudaDevAttrKernelExecTimeout";
-    case 18: return "cudaDevAttrIntegrated";
-    case 19: return "cudaDevAttrCanMapHostMemory";
-    case 20: return "cudaDevAttrComputeMode";
-    case 21: return "cudaDevAttrMaxTexture1DWidth";
-    case 22: return "cudaDevAttrMaxTexture2DWidth";
-    case 23: return "cudaDevAttrMaxTexture2DHeight";
-    case 24: return "cudaDevAttrMaxTexture3DWidth";
-    case 25: return "cudaDevAttrMaxTexture3DHeight";
-    case 26: return "cudaDevAttrMaxTexture3DDepth";
-    case 27: return "cudaDevAttrMaxTexture2DLayeredWidth";
-    case 28: return "cudaDevAttrMaxTexture2DLayeredHeight";
-    case 29: return "cudaDevAttrMaxTexture2DLayeredLayers";
-    case 30: return "cudaDevAttrSurfaceAlignment";
-    case 31: return "cudaDevAttrConcurrentKernels";
-    case 32: return "cudaDevAttrEccEnabled";
-    case 33: return "cudaDevAttrPciBusId";
-    case 34: return "cudaDevAttrPciDeviceId";
-    case 35: return "cudaDevAttrTccDriver";
-    case 36: return "cudaDevAttrMemoryClockRate";
-    case 37: return "cudaDevAttrGlobalMemoryBusWidth";
-    case 38: return "cudaDevAttrL2CacheSize";
-    case 39: return "cudaDevAttrMaxThreadsPerMultiProcessor";
-    case 40: return "cudaDevAttrAsyncEngineCount";
-    case 41: return "cudaDevAttrUnifiedAddressing";
-    case 42: return "cudaDevAttrMaxTexture1DLayeredWidth";
-    case 43: return "cudaDevAttrMaxTexture1DLayeredLayers";
-    case 45: return "cudaDevAttrMaxTexture2DGatherWidth";
-    case 46: return "cudaDevAttrMaxTexture2DGatherHeight";
-    case 47: return "cudaDevAttrMaxTexture3DWidthAlt";
-    case 48: return "cudaDevAttrMaxTexture3DHeightAlt";
-    case 49: return "cudaDevAttrMaxTexture3DDepthAlt";
-    case 50: return "cudaDevAttrPciDomainId";
-    case 51: return "cudaDevAttrTexturePitchAlignment";
-    case 52: return "cudaDevAttrMaxTextureCubemapWidth";
-    case 53: return "cudaDevAttrMaxTextureCubemapLayeredWidth";
-    case 54: return "cudaDevAttrMaxTextureCubemapLayeredLayers";
-    case 55: return "cudaDevAttrMaxSurface1DWidth";
-    case 56: return "cudaDevAttrMaxSurface2DWidth";
-    case 57: return "cudaDevAttrMaxSurface2DHeight";
-    case 58: return "cudaDevAttrMaxSurface3DWidth";
-    case 59: return "cudaDevAttrMaxSurface3DHeight";
-    case 60: return "cudaDevAttrMaxSurface3DDepth";
-    case 61: return "cudaDevAttrMaxSurface1DLayeredWidth";
-    case 62: return "cudaDevAttrMaxSurface1DLayeredLayers";
-    case 63: return "cudaDevAttrMaxSurface2DLayeredWidth";
-    case 64: return "cudaDevAttrMaxSurface2DLayeredHeight";
-    case 65: return "cudaDevAttrMaxSurface2DLayeredLayers";
-    case 66: return "cudaDevAttrMaxSurfaceCubemapWidth";
-    case 67: return "cudaDevAttrMaxSurfaceCubemapLayeredWidth";
-    case 68: return "cudaDevAttrMaxSurfaceCubemapLayeredLayers";
-    case 69: return "cudaDevAttrMaxTexture1DLinearWidth";
-    case 70: return "cudaDevAttrMaxTexture2DLinearWidth";
-    case 71: return "cudaDevAttrMaxTexture2DLinearHeight";
-    case 72: return "cudaDevAttrMaxTexture2DLinearPitch";
-    case 73: return "cudaDevAttrMaxTexture2DMipmappedWidth";
-    case 74: return "cudaDevAttrMaxTexture2DMipmappedHeight";
-    case 75: return "cudaDevAttrComputeCapabilityMajor";
-    case 76: return "cudaDevAttrComputeCapabilityMinor";
-    case 77: return "cudaDevAttrMaxTexture1DMipmappedWidth";
-    case 78: return "cudaDevAttrStreamPrioritiesSupported";
-    case 79: return "cudaDevAttrGlobalL1CacheSupported";
-    case 80: return "cudaDevAttrLocalL1CacheSupported";
-    case 81: return "cudaDevAttrMaxSharedMemoryPerMultiprocessor";
-    case 82: return "cudaDevAttrMaxRegistersPerMultiprocessor";
-    case 83: return "cudaDevAttrManagedMemory";
-    case 84: return "cudaDevAttrIsMultiGpuBoard";
-    case 85: return "cudaDevAttrMultiGpuBoardGroupID";
-    case 86: return "cudaDevAttrHostNativeAtomicSupported";
-    case 87: return "cudaDevAttrSingleToDoublePrecisionPerfRatio";
-    case 88: return "cudaDevAttrPageableMemoryAccess";
-    case 89: return "cudaDevAttrConcurrentManagedAccess";
-    case 90: return "cudaDevAttrComputePreemptionSupported";
-    case 91: return "cudaDevAttrCanUseHostPointerForRegisteredMem";
-    case 92: return "cudaDevAttrReserved92";
-    case 93: return "cudaDevAttrReserved93";
-    case 94: return "cudaDevAttrReserved94";
-    case 95: return "cudaDevAttrCooperativeLaunch";
-    case 96: return "cudaDevAttrReserved96";
-    case 97: return "cudaDevAttrMaxSharedMemoryPerBlockOptin";
-    case 98: return "cudaDevAttrCanFlushRemoteWrites";
-    case 99: return "cudaDevAttrHostRegisterSupported";
-    case 100: return "cudaDevAttrPageableMemoryAccessUsesHostPageTables";
-    case 101: return "cudaDevAttrDirectManagedMemAccessFromHost";
-    case 106: return "cudaDevAttrMaxBlocksPerMultiprocessor";
-    case 108: return "cudaDevAttrMaxPersistingL2CacheSize";
-    case 109: return "cudaDevAttrMaxAccessPolicyWindowSize";
-    case 111: return "cudaDevAttrReservedSharedMemoryPerBlock";
-    case 112: return "cudaDevAttrSparseCudaArraySupported";
-    case 113: return "cudaDevAttrHostRegisterReadOnlySupported";
-    case 114: return "cudaDevAttrTimelineSemaphoreInteropSupported";
-    case 115: return "cudaDevAttrMemoryPoolsSupported";
-    case 116: return "cudaDevAttrGPUDirectRDMASupported";
-    case 117: return "cudaDevAttrGPUDirectRDMAFlushWritesOptions";
-    case 118: return "cudaDevAttrGPUDirectRDMAWritesOrdering";
-    case 119: return "cudaDevAttrMemoryPoolSupportedHandleTypes";
-    case 120: return "cudaDevAttrClusterLaunch";
-    case 121: return "cudaDevAttrDeferredMappingCudaArraySupported";
-    case 122: return "cudaDevAttrReserved122";
-    case 123: return "cudaDevAttrReserved123";
-    case 124: return "cudaDevAttrReserved124";
-    case 125: return "cudaDevAttrIpcEventSupport";
-    case 126: return "cudaDevAttrMemSyncDomainCount";
-    case 127: return "cudaDevAttrReserved127";
-    case 128: return "cudaDevAttrReserved128";
-    case 129: return "cudaDevAttrReserved129";
-    case 130: return "cudaDevAttrNumaConfig";
-    case 131: return "cudaDevAttrNumaId";
-    case 132: return "cudaDevAttrReserved132";
-    case 133: return "cudaDevAttrMpsEnabled";
-    case 134: return "cudaDevAttrHostNumaId";
-    case 135: return "cudaDevAttrD3D12CigSupported";
-    case 138: return "cudaDevAttrVulkanCigSupported";
-    case 139: return "cudaDevAttrGpuPciDeviceId";
-    case 140: return "cudaDevAttrGpuPciSubsystemId";
-    case 141: return "cudaDevAttrReserved141";
-    case 142: return "cudaDevAttrHostNumaMemoryPoolsSupported";
-    case 143: return "cudaDevAttrHostNumaMultinodeIpcSupported";
-    case 144: return "cudaDevAttrHostMemoryPoolsSupported";
-    case 145: return "cudaDevAttrReserved145";
-    case 147: return "cudaDevAttrOnlyPartialHostNativeAtomicSupported";
-    default: return nullptr;
+    case 1:
+        return "cudaDevAttrMaxThreadsPerBlock";
+    case 2:
+        return "cudaDevAttrMaxBlockDimX";
+    case 3:
+        return "cudaDevAttrMaxBlockDimY";
+    case 4:
+        return "cudaDevAttrMaxBlockDimZ";
+    case 5:
+        return "cudaDevAttrMaxGridDimX";
+    case 6:
+        return "cudaDevAttrMaxGridDimY";
+    case 7:
+        return "cudaDevAttrMaxGridDimZ";
+    case 8:
+        return "cudaDevAttrMaxSharedMemoryPerBlock";
+    case 9:
+        return "cudaDevAttrTotalConstantMemory";
+    case 10:
+        return "cudaDevAttrWarpSize";
+    case 11:
+        return "cudaDevAttrMaxPitch";
+    case 12:
+        return "cudaDevAttrMaxRegistersPerBlock";
+    case 13:
+        return "cudaDevAttrClockRate";
+    case 14:
+        return "cudaDevAttrTextureAlignment";
+    case 15:
+        return "cudaDevAttrGpuOverlap";
+    case 16:
+        return "cudaDevAttrMultiProcessorCount";
+    case 17:
+        return "cudaDevAttrKernelExecTimeout";
+    case 18:
+        return "cudaDevAttrIntegrated";
+    case 19:
+        return "cudaDevAttrCanMapHostMemory";
+    case 20:
+        return "cudaDevAttrComputeMode";
+    case 21:
+        return "cudaDevAttrMaxTexture1DWidth";
+    case 22:
+        return "cudaDevAttrMaxTexture2DWidth";
+    case 23:
+        return "cudaDevAttrMaxTexture2DHeight";
+    case 24:
+        return "cudaDevAttrMaxTexture3DWidth";
+    case 25:
+        return "cudaDevAttrMaxTexture3DHeight";
+    case 26:
+        return "cudaDevAttrMaxTexture3DDepth";
+    case 27:
+        return "cudaDevAttrMaxTexture2DLayeredWidth";
+    case 28:
+        return "cudaDevAttrMaxTexture2DLayeredHeight";
+    case 29:
+        return "cudaDevAttrMaxTexture2DLayeredLayers";
+    case 30:
+        return "cudaDevAttrSurfaceAlignment";
+    case 31:
+        return "cudaDevAttrConcurrentKernels";
+    case 32:
+        return "cudaDevAttrEccEnabled";
+    case 33:
+        return "cudaDevAttrPciBusId";
+    case 34:
+        return "cudaDevAttrPciDeviceId";
+    case 35:
+        return "cudaDevAttrTccDriver";
+    case 36:
+        return "cudaDevAttrMemoryClockRate";
+    case 37:
+        return "cudaDevAttrGlobalMemoryBusWidth";
+    case 38:
+        return "cudaDevAttrL2CacheSize";
+    case 39:
+        return "cudaDevAttrMaxThreadsPerMultiProcessor";
+    case 40:
+        return "cudaDevAttrAsyncEngineCount";
+    case 41:
+        return "cudaDevAttrUnifiedAddressing";
+    case 42:
+        return "cudaDevAttrMaxTexture1DLayeredWidth";
+    case 43:
+        return "cudaDevAttrMaxTexture1DLayeredLayers";
+    case 45:
+        return "cudaDevAttrMaxTexture2DGatherWidth";
+    case 46:
+        return "cudaDevAttrMaxTexture2DGatherHeight";
+    case 47:
+        return "cudaDevAttrMaxTexture3DWidthAlt";
+    case 48:
+        return "cudaDevAttrMaxTexture3DHeightAlt";
+    case 49:
+        return "cudaDevAttrMaxTexture3DDepthAlt";
+    case 50:
+        return "cudaDevAttrPciDomainId";
+    case 51:
+        return "cudaDevAttrTexturePitchAlignment";
+    case 52:
+        return "cudaDevAttrMaxTextureCubemapWidth";
+    case 53:
+        return "cudaDevAttrMaxTextureCubemapLayeredWidth";
+    case 54:
+        return "cudaDevAttrMaxTextureCubemapLayeredLayers";
+    case 55:
+        return "cudaDevAttrMaxSurface1DWidth";
+    case 56:
+        return "cudaDevAttrMaxSurface2DWidth";
+    case 57:
+        return "cudaDevAttrMaxSurface2DHeight";
+    case 58:
+        return "cudaDevAttrMaxSurface3DWidth";
+    case 59:
+        return "cudaDevAttrMaxSurface3DHeight";
+    case 60:
+        return "cudaDevAttrMaxSurface3DDepth";
+    case 61:
+        return "cudaDevAttrMaxSurface1DLayeredWidth";
+    case 62:
+        return "cudaDevAttrMaxSurface1DLayeredLayers";
+    case 63:
+        return "cudaDevAttrMaxSurface2DLayeredWidth";
+    case 64:
+        return "cudaDevAttrMaxSurface2DLayeredHeight";
+    case 65:
+        return "cudaDevAttrMaxSurface2DLayeredLayers";
+    case 66:
+        return "cudaDevAttrMaxSurfaceCubemapWidth";
+    case 67:
+        return "cudaDevAttrMaxSurfaceCubemapLayeredWidth";
+    case 68:
+        return "cudaDevAttrMaxSurfaceCubemapLayeredLayers";
+    case 69:
+        return "cudaDevAttrMaxTexture1DLinearWidth";
+    case 70:
+        return "cudaDevAttrMaxTexture2DLinearWidth";
+    case 71:
+        return "cudaDevAttrMaxTexture2DLinearHeight";
+    case 72:
+        return "cudaDevAttrMaxTexture2DLinearPitch";
+    case 73:
+        return "cudaDevAttrMaxTexture2DMipmappedWidth";
+    case 74:
+        return "cudaDevAttrMaxTexture2DMipmappedHeight";
+    case 75:
+        return "cudaDevAttrComputeCapabilityMajor";
+    case 76:
+        return "cudaDevAttrComputeCapabilityMinor";
+    case 77:
+        return "cudaDevAttrMaxTexture1DMipmappedWidth";
+    case 78:
+        return "cudaDevAttrStreamPrioritiesSupported";
+    case 79:
+        return "cudaDevAttrGlobalL1CacheSupported";
+    case 80:
+        return "cudaDevAttrLocalL1CacheSupported";
+    case 81:
+        return "cudaDevAttrMaxSharedMemoryPerMultiprocessor";
+    case 82:
+        return "cudaDevAttrMaxRegistersPerMultiprocessor";
+    case 83:
+        return "cudaDevAttrManagedMemory";
+    case 84:
+        return "cudaDevAttrIsMultiGpuBoard";
+    case 85:
+        return "cudaDevAttrMultiGpuBoardGroupID";
+    case 86:
+        return "cudaDevAttrHostNativeAtomicSupported";
+    case 87:
+        return "cudaDevAttrSingleToDoublePrecisionPerfRatio";
+    case 88:
+        return "cudaDevAttrPageableMemoryAccess";
+    case 89:
+        return "cudaDevAttrConcurrentManagedAccess";
+    case 90:
+        return "cudaDevAttrComputePreemptionSupported";
+    case 91:
+        return "cudaDevAttrCanUseHostPointerForRegisteredMem";
+    case 92:
+        return "cudaDevAttrReserved92";
+    case 93:
+        return "cudaDevAttrReserved93";
+    case 94:
+        return "cudaDevAttrReserved94";
+    case 95:
+        return "cudaDevAttrCooperativeLaunch";
+    case 96:
+        return "cudaDevAttrReserved96";
+    case 97:
+        return "cudaDevAttrMaxSharedMemoryPerBlockOptin";
+    case 98:
+        return "cudaDevAttrCanFlushRemoteWrites";
+    case 99:
+        return "cudaDevAttrHostRegisterSupported";
+    case 100:
+        return "cudaDevAttrPageableMemoryAccessUsesHostPageTables";
+    case 101:
+        return "cudaDevAttrDirectManagedMemAccessFromHost";
+    case 106:
+        return "cudaDevAttrMaxBlocksPerMultiprocessor";
+    case 108:
+        return "cudaDevAttrMaxPersistingL2CacheSize";
+    case 109:
+        return "cudaDevAttrMaxAccessPolicyWindowSize";
+    case 111:
+        return "cudaDevAttrReservedSharedMemoryPerBlock";
+    case 112:
+        return "cudaDevAttrSparseCudaArraySupported";
+    case 113:
+        return "cudaDevAttrHostRegisterReadOnlySupported";
+    case 114:
+        return "cudaDevAttrTimelineSemaphoreInteropSupported";
+    case 115:
+        return "cudaDevAttrMemoryPoolsSupported";
+    case 116:
+        return "cudaDevAttrGPUDirectRDMASupported";
+    case 117:
+        return "cudaDevAttrGPUDirectRDMAFlushWritesOptions";
+    case 118:
+        return "cudaDevAttrGPUDirectRDMAWritesOrdering";
+    case 119:
+        return "cudaDevAttrMemoryPoolSupportedHandleTypes";
+    case 120:
+        return "cudaDevAttrClusterLaunch";
+    case 121:
+        return "cudaDevAttrDeferredMappingCudaArraySupported";
+    case 122:
+        return "cudaDevAttrReserved122";
+    case 123:
+        return "cudaDevAttrReserved123";
+    case 124:
+        return "cudaDevAttrReserved124";
+    case 125:
+        return "cudaDevAttrIpcEventSupport";
+    case 126:
+        return "cudaDevAttrMemSyncDomainCount";
+    case 127:
+        return "cudaDevAttrReserved127";
+    case 128:
+        return "cudaDevAttrReserved128";
+    case 129:
+        return "cudaDevAttrReserved129";
+    case 130:
+        return "cudaDevAttrNumaConfig";
+    case 131:
+        return "cudaDevAttrNumaId";
+    case 132:
+        return "cudaDevAttrReserved132";
+    case 133:
+        return "cudaDevAttrMpsEnabled";
+    case 134:
+        return "cudaDevAttrHostNumaId";
+    case 135:
+        return "cudaDevAttrD3D12CigSupported";
+    case 138:
+        return "cudaDevAttrVulkanCigSupported";
+    case 139:
+        return "cudaDevAttrGpuPciDeviceId";
+    case 140:
+        return "cudaDevAttrGpuPciSubsystemId";
+    case 141:
+        return "cudaDevAttrReserved141";
+    case 142:
+        return "cudaDevAttrHostNumaMemoryPoolsSupported";
+    case 143:
+        return "cudaDevAttrHostNumaMultinodeIpcSupported";
+    case 144:
+        return "cudaDevAttrHostMemoryPoolsSupported";
+    case 145:
+        return "cudaDevAttrReserved145";
+    case 147:
+        return "cudaDevAttrOnlyPartialHostNativeAtomicSupported";
+    default:
+        return nullptr;
     }
 }
 } // namespace memplace::emu::detail

@@ -21,7 +21,8 @@
 #define __CUDACC_VER_MINOR__ 0
 #define __CUDACC_VER_BUILD__ 0
 #ifdef __CUDA_ARCH__
-#error "memplace emu: __CUDA_ARCH__ must not be defined: device code is compiled as host code under emulation"
+#error                                                                                             \
+    "memplace emu: __CUDA_ARCH__ must not be defined: device code is compiled as host code under emulation"
 #endif
 
 #define __global__

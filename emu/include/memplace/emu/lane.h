@@ -10,17 +10,17 @@ namespace memplace::emu::detail {
 
 // Member names differ from the built-in variables: those are macros.
 struct BlockContext {
-    uint3 index; ///< blockIdx
-    dim3 dim;    ///< blockDim
-    dim3 grid;   ///< gridDim
+    uint3 index;               ///< blockIdx
+    dim3 dim;                  ///< blockDim
+    dim3 grid;                 ///< gridDim
     unsigned long long linear; ///< blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)
 };
 
 struct LaneContext {
-    uint3 tid;            ///< threadIdx
-    unsigned laneId;      ///< linear thread id % 32
-    unsigned warpId;      ///< linear thread id / 32
-    unsigned linearTid;   ///< threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)
+    uint3 tid;          ///< threadIdx
+    unsigned laneId;    ///< linear thread id % 32
+    unsigned warpId;    ///< linear thread id / 32
+    unsigned linearTid; ///< threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)
     const BlockContext* block;
 };
 

@@ -20,8 +20,8 @@
 namespace memplace::emu::detail {
 
 struct LaunchRequest {
-    const char* text;         ///< the kernel expression as written at the launch
-    const void* func;         ///< the kernel's address (attributes, symbol name)
+    const char* text; ///< the kernel expression as written at the launch
+    const void* func; ///< the kernel's address (attributes, symbol name)
     dim3 grid, block;
     size_t sharedBytes;
     cudaStream_t stream;
@@ -54,7 +54,11 @@ inline cudaError_t launchKernel(const char* text, void (*kernel)(P...), dim3 gri
     };
     Closure closure{kernel, std::tuple<std::decay_t<P>...>{
                                 convertArgument<std::decay_t<P>>(std::forward<A>(args))...}};
-    LaunchRequest request{text, reinterpret_cast<const void*>(kernel), grid, block, sharedBytes,
+    LaunchRequest request{text,
+                          reinterpret_cast<const void*>(kernel),
+                          grid,
+                          block,
+                          sharedBytes,
                           stream,
                           [](const void* c) {
                               const auto* cl = static_cast<const Closure*>(c);
@@ -75,18 +79,19 @@ inline cudaError_t launchFromPointers(void (*kernel)(P...), dim3 grid, dim3 bloc
 } // namespace memplace::emu::detail
 
 #define MEMPLACE_LAUNCH(kernel, grid, block, sharedBytes, stream, ...)                             \
-    ((void)::memplace::emu::detail::launchKernel(#kernel, kernel, grid, block, sharedBytes,         \
+    ((void)::memplace::emu::detail::launchKernel(#kernel, kernel, grid, block, sharedBytes,        \
                                                  stream __VA_OPT__(, ) __VA_ARGS__))
 
 #define MEMPLACE_DYNAMIC_SHARED(T, name)                                                           \
-    static thread_local T* const name = static_cast<T*>(::memplace::emu::detail::dynamicSharedBase())
+    static thread_local T* const name =                                                            \
+        static_cast<T*>(::memplace::emu::detail::dynamicSharedBase())
 
 /// cudaLaunchKernel with the kernel itself (its parameter types rebuild the argument list).
 template <class... P>
 inline cudaError_t cudaLaunchKernel(void (*func)(P...), dim3 grid, dim3 block, void** args,
                                     size_t sharedMem = 0, cudaStream_t stream = 0) {
-    return ::memplace::emu::detail::launchFromPointers(func, grid, block, args, sharedMem,
-                                                       stream, std::index_sequence_for<P...>{});
+    return ::memplace::emu::detail::launchFromPointers(func, grid, block, args, sharedMem, stream,
+                                                       std::index_sequence_for<P...>{});
 }
 template <class V, class = std::enable_if_t<std::is_void_v<V>>>
 inline cudaError_t cudaLaunchKernel(V* func, dim3, dim3, void**, size_t = 0, cudaStream_t = 0) {

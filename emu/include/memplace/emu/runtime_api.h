@@ -90,20 +90,25 @@ cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = 0, unsigned int flags = 0);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = 0,
+                                     unsigned int flags = 0);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 
 // ---- textures ------------------------------------------------------------------------------
 
-cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const struct cudaResourceDesc* resDesc,
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject,
+                                    const struct cudaResourceDesc* resDesc,
                                     const struct cudaTextureDesc* texDesc,
                                     const struct cudaResourceViewDesc* resViewDesc);
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject);
-cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc* resDesc, cudaTextureObject_t texObject);
-cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc* texDesc, cudaTextureObject_t texObject);
-cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f);
+cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc* resDesc,
+                                             cudaTextureObject_t texObject);
+cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc* texDesc,
+                                            cudaTextureObject_t texObject);
+cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                            enum cudaChannelFormatKind f);
 
 namespace memplace::emu::detail {
 template <class T>
@@ -152,14 +157,15 @@ inline constexpr bool kNotAddressOf = !std::is_pointer_v<T>;
 
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count,
-                                      size_t offset = 0, enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+                                      size_t offset = 0,
+                                      enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
     return ::memplace::emu::detail::symbolCopy(const_cast<T*>(&symbol), src, count, &symbol,
                                                sizeof(T), offset, true, kind);
 }
 template <class T>
-inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count,
-                                           size_t offset = 0, enum cudaMemcpyKind kind = cudaMemcpyHostToDevice,
-                                           cudaStream_t = 0) {
+inline cudaError_t
+cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                        enum cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
     return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
 }
 template <class T>
@@ -169,9 +175,9 @@ inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count
                                                false, kind);
 }
 template <class T>
-inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count,
-                                             size_t offset = 0, enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost,
-                                             cudaStream_t = 0) {
+inline cudaError_t
+cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                          enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
     return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
 }
 template <class T>
@@ -193,7 +199,8 @@ cudaError_t cudaMemcpyToSymbol(const T&& notASymbol, const void*, size_t, size_t
                                enum cudaMemcpyKind = cudaMemcpyHostToDevice) = delete;
 template <class T>
 cudaError_t cudaMemcpyToSymbolAsync(const T&& notASymbol, const void*, size_t, size_t = 0,
-                                    enum cudaMemcpyKind = cudaMemcpyHostToDevice, cudaStream_t = 0) = delete;
+                                    enum cudaMemcpyKind = cudaMemcpyHostToDevice,
+                                    cudaStream_t = 0) = delete;
 template <class T>
 cudaError_t cudaMemcpyFromSymbol(void*, const T&& notASymbol, size_t, size_t = 0,
                                  enum cudaMemcpyKind = cudaMemcpyDeviceToHost) = delete;
@@ -205,7 +212,8 @@ cudaError_t cudaGetSymbolAddress(void**, const T&& notASymbol) = delete;
 namespace memplace::emu::detail {
 cudaError_t funcSetAttribute(const void* func, cudaFuncAttribute attr, int value);
 cudaError_t funcGetAttributes(cudaFuncAttributes* attr, const void* func);
-cudaError_t occupancyMaxActiveBlocks(int* numBlocks, const void* func, int blockSize, size_t dynamicSmem);
+cudaError_t occupancyMaxActiveBlocks(int* numBlocks, const void* func, int blockSize,
+                                     size_t dynamicSmem);
 template <class F>
 inline const void* funcKey(F* f) {
     static_assert(std::is_function_v<F>, "memplace emu: pass the kernel function itself");
@@ -215,7 +223,8 @@ inline const void* funcKey(F* f) {
 
 template <class F>
 inline cudaError_t cudaFuncSetAttribute(F* func, enum cudaFuncAttribute attr, int value) {
-    return ::memplace::emu::detail::funcSetAttribute(::memplace::emu::detail::funcKey(func), attr, value);
+    return ::memplace::emu::detail::funcSetAttribute(::memplace::emu::detail::funcKey(func), attr,
+                                                     value);
 }
 template <class F>
 inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, F* func) {
@@ -227,7 +236,8 @@ inline cudaError_t cudaFuncSetCacheConfig(F* func, enum cudaFuncCache) {
     return cudaSuccess;
 }
 template <class F>
-inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, F* func, int blockSize,
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, F* func,
+                                                                 int blockSize,
                                                                  size_t dynamicSMemSize) {
     return ::memplace::emu::detail::occupancyMaxActiveBlocks(
         numBlocks, ::memplace::emu::detail::funcKey(func), blockSize, dynamicSMemSize);
@@ -245,7 +255,8 @@ inline cudaError_t cudaMalloc(T** devPtr, size_t size) {
     return cudaMalloc(reinterpret_cast<void**>(devPtr), size);
 }
 template <class T>
-inline cudaError_t cudaMallocManaged(T** devPtr, size_t size, unsigned int flags = cudaMemAttachGlobal) {
+inline cudaError_t cudaMallocManaged(T** devPtr, size_t size,
+                                     unsigned int flags = cudaMemAttachGlobal) {
     return cudaMallocManaged(reinterpret_cast<void**>(devPtr), size, flags);
 }
 template <class T>

@@ -326,9 +326,7 @@ enum cudaResourceType {
     cudaResourceTypePitch2D = 0x03
 };
 
-enum cudaResourceViewFormat {
-    cudaResViewFormatNone = 0x00
-};
+enum cudaResourceViewFormat { cudaResViewFormatNone = 0x00 };
 
 struct cudaResourceDesc {
     enum cudaResourceType resType;
@@ -377,15 +375,9 @@ enum cudaTextureAddressMode {
     cudaAddressModeBorder = 3
 };
 
-enum cudaTextureFilterMode {
-    cudaFilterModePoint = 0,
-    cudaFilterModeLinear = 1
-};
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
 
-enum cudaTextureReadMode {
-    cudaReadModeElementType = 0,
-    cudaReadModeNormalizedFloat = 1
-};
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
 
 struct cudaTextureDesc {
     enum cudaTextureAddressMode addressMode[3];
