@@ -734,6 +734,18 @@ cudaError_t cudaMemGetInfo(std::size_t* freeBytes, std::size_t* total) {
     return cudaSuccess;
 }
 
+cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(std::size_t* maxWidth,
+                                                 const cudaChannelFormatDesc* fmt, int dev) {
+    if (maxWidth == nullptr || fmt == nullptr)
+        return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
+        return fail(e);
+    if (dev != 0)
+        return fail(cudaErrorInvalidDevice);
+    *maxWidth = std::size_t{1} << 27; // the texture code's limit (texture.cpp)
+    return cudaSuccess;
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 cudaError_t cudaGetLastError(void) {
@@ -1323,6 +1335,51 @@ CUresult cuGetErrorString(CUresult error, const char** str) {
     }
     return CUDA_SUCCESS;
 }
+namespace {
+struct EntryPoint {
+    const char* name;
+    void* fn;
+};
+} // namespace
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int,
+                                             unsigned long long,
+                                             cudaDriverEntryPointQueryResult* status) {
+    if (symbol == nullptr || funcPtr == nullptr)
+        return fail(cudaErrorInvalidValue);
+    static const EntryPoint table[] = {
+        {"cuInit", reinterpret_cast<void*>(&cuInit)},
+        {"cuDriverGetVersion", reinterpret_cast<void*>(&cuDriverGetVersion)},
+        {"cuDeviceGet", reinterpret_cast<void*>(&cuDeviceGet)},
+        {"cuDeviceGetCount", reinterpret_cast<void*>(&cuDeviceGetCount)},
+        {"cuCtxGetCurrent", reinterpret_cast<void*>(&cuCtxGetCurrent)},
+        {"cuCtxGetDevice", reinterpret_cast<void*>(&cuCtxGetDevice)},
+        {"cuCtxSynchronize", reinterpret_cast<void*>(&cuCtxSynchronize)},
+        {"cuGetErrorString", reinterpret_cast<void*>(&cuGetErrorString)},
+        {"cuGetErrorName", reinterpret_cast<void*>(&cuGetErrorName)},
+        {"cuMemGetAddressRange", reinterpret_cast<void*>(&cuMemGetAddressRange_v2)},
+        {"cuMemGetAddressRange_v2", reinterpret_cast<void*>(&cuMemGetAddressRange_v2)},
+    };
+    for (const EntryPoint& e : table) {
+        if (std::strcmp(e.name, symbol) == 0) {
+            *funcPtr = e.fn;
+            if (status != nullptr)
+                *status = cudaDriverEntryPointSuccess;
+            return cudaSuccess;
+        }
+    }
+    report(std::string("cudaGetDriverEntryPoint: the driver function ") + symbol +
+           " is not emulated");
+    *funcPtr = nullptr;
+    if (status != nullptr)
+        *status = cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult* status) {
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, CUDART_VERSION, flags, status);
+}
+
 CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, std::size_t* psize, CUdeviceptr dptr) {
     if (ensureDevice() != cudaSuccess)
         return CUDA_ERROR_NOT_INITIALIZED;

@@ -493,3 +493,42 @@ TEST_F(Emu, MathIntrinsics) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(Emu, DriverEntryPointsAndConstVoidFunctionForms) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    ASSERT_EQ(
+        cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q),
+        cudaSuccess);
+    ASSERT_EQ(q, cudaDriverEntryPointSuccess);
+    float* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, 1000), cudaSuccess);
+    auto range = reinterpret_cast<CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr)>(fn);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    ASSERT_EQ(range(&base, &size, reinterpret_cast<CUdeviceptr>(d + 3)), CUDA_SUCCESS);
+    EXPECT_EQ(size, 1000u);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(cudaGetDriverEntryPoint("cuLaunchKernel", &fn, cudaEnableDefault, &q), cudaSuccess);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("cuLaunchKernel is not emulated"),
+              std::string::npos);
+    EXPECT_EQ(q, cudaDriverEntryPointSymbolNotFound);
+    EXPECT_EQ(fn, nullptr);
+    size_t width = 0;
+    cudaChannelFormatDesc f = cudaCreateChannelDesc<float4>();
+    ASSERT_EQ(cudaDeviceGetTexture1DLinearMaxWidth(&width, &f, 0), cudaSuccess);
+    EXPECT_EQ(width, size_t{1} << 27);
+    const void* key = reinterpret_cast<const void*>(&nothing);
+    ASSERT_EQ(cudaFuncSetAttribute(key, cudaFuncAttributeMaxDynamicSharedMemorySize, 100000),
+              cudaSuccess);
+    cudaFuncAttributes fa{};
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(cudaFuncGetAttributes(&fa, nothing), cudaSuccess);
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(fa.maxDynamicSharedSizeBytes, 100000);
+    cudaFree(d);
+}
+
+} // namespace

@@ -30,6 +30,16 @@ cudaError_t cudaCtxResetPersistingL2Cache(void);
 cudaError_t cudaDriverGetVersion(int* version);
 cudaError_t cudaRuntimeGetVersion(int* version);
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total);
+cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
+                                                 const struct cudaChannelFormatDesc* fmtDesc,
+                                                 int device);
+/// The emulator's driver functions by name (cuMemGetAddressRange, cuInit, cuGetErrorName, ...).
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                    enum cudaDriverEntryPointQueryResult* driverStatus = nullptr);
+cudaError_t
+cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                                 unsigned long long flags,
+                                 enum cudaDriverEntryPointQueryResult* driverStatus = nullptr);
 
 // ---- errors --------------------------------------------------------------------------------
 
@@ -221,6 +231,22 @@ inline const void* funcKey(F* f) {
 }
 } // namespace memplace::emu::detail
 
+// The C API's forms take the kernel's address as const void*.
+inline cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
+    return ::memplace::emu::detail::funcSetAttribute(func, attr, value);
+}
+inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {
+    return ::memplace::emu::detail::funcGetAttributes(attr, func);
+}
+inline cudaError_t cudaFuncSetCacheConfig(const void*, enum cudaFuncCache) {
+    return cudaSuccess;
+}
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func,
+                                                                 int blockSize,
+                                                                 size_t dynamicSMemSize) {
+    return ::memplace::emu::detail::occupancyMaxActiveBlocks(numBlocks, func, blockSize,
+                                                             dynamicSMemSize);
+}
 template <class F>
 inline cudaError_t cudaFuncSetAttribute(F* func, enum cudaFuncAttribute attr, int value) {
     return ::memplace::emu::detail::funcSetAttribute(::memplace::emu::detail::funcKey(func), attr,

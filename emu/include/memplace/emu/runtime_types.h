@@ -396,3 +396,17 @@ struct cudaTextureDesc {
 };
 
 typedef unsigned long long cudaTextureObject_t;
+
+// ---- driver entry points -------------------------------------------------------------------
+
+enum cudaGetDriverEntryPointFlags {
+    cudaEnableDefault = 0x0,
+    cudaEnableLegacyStream = 0x1,
+    cudaEnablePerThreadDefaultStream = 0x2
+};
+
+enum cudaDriverEntryPointQueryResult {
+    cudaDriverEntryPointSuccess = 0,
+    cudaDriverEntryPointSymbolNotFound = 1,
+    cudaDriverEntryPointVersionNotSufficent = 2
+};
