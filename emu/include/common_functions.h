@@ -1,0 +1,3 @@
+// memplace emu: common_functions.h (common functions) is provided by the CPU CUDA layer.
+#pragma once
+#include "memplace/emu/cuda_emu.h"

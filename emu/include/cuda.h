@@ -1,0 +1,4 @@
+// memplace emu: cuda.h (the driver API subset (cuMemGetAddressRange)) is provided by the CPU CUDA
+// layer.
+#pragma once
+#include "memplace/emu/cuda_emu.h"

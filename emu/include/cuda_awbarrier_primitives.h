@@ -1,0 +1,3 @@
+// memplace emu: cuda_awbarrier_primitives.h is not supported by the CPU CUDA layer.
+#error                                                                                             \
+    "memplace emu: cuda_awbarrier_primitives.h is not supported (arrive/wait barriers); see docs/emulation.md"

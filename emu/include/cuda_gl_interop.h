@@ -1,0 +1,3 @@
+// memplace emu: cuda_gl_interop.h is not supported by the CPU CUDA layer.
+#error                                                                                             \
+    "memplace emu: cuda_gl_interop.h is not supported (graphics interoperability); see docs/emulation.md"

@@ -1,0 +1,3 @@
+// memplace emu: cuda_texture_types.h (texture types) is provided by the CPU CUDA layer.
+#pragma once
+#include "memplace/emu/cuda_emu.h"

@@ -1,0 +1,2 @@
+// memplace emu: surface_functions.h is not supported by the CPU CUDA layer.
+#error "memplace emu: surface_functions.h is not supported (surfaces); see docs/emulation.md"

@@ -1,0 +1,3 @@
+// memplace emu: surface_indirect_functions.h is not supported by the CPU CUDA layer.
+#error                                                                                             \
+    "memplace emu: surface_indirect_functions.h is not supported (surfaces); see docs/emulation.md"

@@ -1,0 +1,2 @@
+// memplace emu: thrust/transform.h is not supported by the CPU CUDA layer.
+#error "memplace emu: thrust/transform.h is not supported (Thrust); see docs/emulation.md"
