@@ -1,0 +1,80 @@
+// The seam between memplace::launch<K> (a template in the program's translation unit) and the
+// host library: what the template tells the library about the kernel and the launch, and what
+// the library hands back to build the accessors. Plain C++ (no device code), so the library
+// compiles with any C++ compiler over the CUDA runtime headers. Internal: not for programs.
+#pragma once
+
+#include "common/place.h"
+#include "memplace/desc.h"
+#include "memplace/fastdiv.h"
+#include "memplace/trace_record.h"
+
+#include <cstddef>
+#include <cuda_runtime.h>
+#include <memory>
+#include <vector>
+
+namespace memplace::detail {
+
+/// The kernel, from its generated descriptor and the instantiations compiled in this TU.
+struct KernelView {
+    const char* name;
+    int numArrays;
+    const ArrayDesc* arrays;
+    const bool* textureFeasible; ///< per array: kTextureFeasible<element type>
+    int numCompiled;             ///< specialised instantiations; [0] is the default placement
+    const Place* compiled;       ///< numCompiled * numArrays places, row-major
+    const void* const* compiledFns;
+    const void* dynamicFn;
+    const void* tracingFn; ///< null when built with MEMPLACE_NO_TRACING
+};
+
+/// The launch: configuration and the array arguments.
+struct LaunchArgs {
+    dim3 grid;
+    dim3 block;
+    std::size_t sharedBytes;
+    cudaStream_t stream;
+    const void* const* ptrs; ///< per array: the pointer argument
+    const long long* widths; ///< per array: the widthParam argument's value, or 0
+    const void* poolSymbol;  ///< this TU's constant pool (host shadow of the __constant__)
+    std::size_t poolBytes;
+};
+
+/// How one array was materialised: every field an accessor of any place may need.
+struct ArrayHandle {
+    Place place = Place::Global;
+    void* ptr = nullptr;
+    unsigned long long tex = 0; ///< cudaTextureObject_t
+    long long texOffset = 0;
+    FastDiv width;       ///< 2-D texture row length (d == 0: 1-D)
+    long long count = 0; ///< shared: elements staged
+    unsigned constOffset = 0;
+    unsigned sharedOffset = 0;
+    unsigned dirtyOffset = 0;
+    unsigned copyIn = 1;
+};
+
+struct LaunchState; // the library's own bookkeeping for one launch
+
+/// What prepareLaunch decided.
+struct LaunchPlan {
+    static constexpr int kDynamic = -1;
+    static constexpr int kTracing = -2;
+    int instantiation = 0;       ///< index into compiled, or kDynamic / kTracing
+    std::size_t sharedBytes = 0; ///< dynamic shared memory to launch with
+    std::vector<ArrayHandle> handles;
+    TraceSink sink{};
+    std::shared_ptr<LaunchState> state;
+};
+
+/// Decides the placement, materialises it and picks the instantiation. Never fails: what cannot
+/// be materialised falls back to global and is reported. Holds the runtime's lock until
+/// finishLaunch.
+void prepareLaunch(const KernelView& kernel, const LaunchArgs& args, LaunchPlan& plan);
+/// After the launch (status: its cudaPeekAtLastError): resets the L2 window, records the
+/// constant pool's use, collects a trace, stores the report, releases the lock.
+void finishLaunch(const KernelView& kernel, const LaunchArgs& args, LaunchPlan& plan,
+                  cudaError_t status);
+
+} // namespace memplace::detail

@@ -1,0 +1,193 @@
+// The host library's public API (runtime/src): placement controls, the PlacementPolicy hook the
+// online Placer (issue 7) implements, launch reports, extents, and trace collection. Plain C++
+// over the CUDA runtime; memplace::launch<K> (launch.cuh) is the template that calls into it.
+#pragma once
+
+#include "common/place.h"
+#include "memplace/desc.h"
+#include "memplace/trace_record.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda_runtime.h>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memplace {
+
+/// A placement: one place per array of the kernel descriptor, in its order.
+using Placement = std::vector<Place>;
+
+// ---- what the runtime knows about a launch -------------------------------------------------
+
+/// One array of a launch, as the runtime found it.
+struct ArrayInfo {
+    std::string name;
+    int param = -1;
+    std::size_t elemSize = 0;
+    Mode mode = Mode::ReadWrite;
+    PlaceSet feasible; ///< the descriptor's mask
+    int dims = 1;
+    const void* ptr = nullptr;
+    std::size_t extentBytes = 0; ///< bytes from ptr to the end of its allocation (or as given)
+    bool extentKnown = false;
+    long long width = 0; ///< dims == 2: row length in elements (0: unknown)
+};
+
+/// A launch as the policy sees it: the kernel and its input signature.
+struct LaunchInfo {
+    std::string kernel;
+    dim3 grid;
+    dim3 block;
+    std::size_t sharedBytes = 0; ///< the program's own dynamic shared memory
+    cudaStream_t stream = nullptr;
+    int device = 0;
+    std::vector<ArrayInfo> arrays;
+    std::vector<Placement> compiled; ///< placements compiled as specialised instantiations
+};
+
+// ---- tracing -------------------------------------------------------------------------------
+
+/// Which blocks a traced launch records and how many records it may write.
+struct TraceOptions {
+    std::size_t maxRecords = std::size_t{1} << 18; ///< device buffer capacity (280 B each)
+    std::vector<uint32_t> blocks;                  ///< linear block ids; empty: use sampleEvery
+    uint32_t sampleEvery = 1;                      ///< every k-th block (1: all blocks)
+};
+
+/// One array of a traced launch: enough to turn element offsets into addresses.
+struct TraceArray {
+    std::string name;
+    const void* base = nullptr;
+    std::size_t elemSize = 0;
+    std::size_t extentBytes = 0;
+    bool extentKnown = false;
+    Mode mode = Mode::ReadWrite;
+};
+
+/// The records of one traced launch.
+struct TraceResult {
+    std::string kernel;
+    dim3 grid;
+    dim3 block;
+    std::vector<TraceArray> arrays;
+    std::vector<uint32_t> sampledBlocks; ///< empty when every block was sampled
+    std::vector<TraceRecord> records;    ///< at most `capacity`, in buffer order
+    uint64_t produced = 0;               ///< records the kernel tried to write
+    uint64_t capacity = 0;
+    bool overflow = false; ///< produced > capacity: records were dropped
+    uint64_t dropped = 0;  ///< produced - capacity when overflow
+};
+
+/// Traces the next `launches` launches made through memplace::launch (any kernel): each runs
+/// with TracingAccessor for every array (global access, so results are the original's) and its
+/// records are kept for takeTraces(). Overflow is reported on stderr and in the result.
+void traceLaunches(const TraceOptions& options, int launches = 1);
+/// Stops tracing requested with traceLaunches.
+void stopTracing();
+/// The traces collected so far (and forgets them).
+std::vector<TraceResult> takeTraces();
+
+// ---- placement decisions -------------------------------------------------------------------
+
+/// What a PlacementPolicy decides for a launch.
+struct Decision {
+    enum class Kind : uint8_t {
+        Default, ///< the original's placement (every array global)
+        Place,   ///< `placement`
+        Trace,   ///< run this launch traced with `trace`; the trace goes to policy.traced()
+    };
+    Kind kind = Kind::Default;
+    Placement placement;
+    TraceOptions trace;
+};
+
+struct LaunchReport;
+
+/// The hook the online Placer implements. The runtime asks decide() on every launch (under the
+/// runtime's lock, so implementations need no locking of their own against launches) unless
+/// MEMPLACE=off; MEMPLACE=force entries and setPlacement() override it array by array.
+class PlacementPolicy {
+public:
+    virtual ~PlacementPolicy() = default;
+    virtual Decision decide(const LaunchInfo& info) = 0;
+    /// After a launch this policy asked to trace: its records.
+    virtual void traced(const LaunchInfo& info, TraceResult trace) {
+        (void)info;
+        (void)trace;
+    }
+    /// After every launch: what was materialised and launched.
+    virtual void launched(const LaunchInfo& info, const LaunchReport& report) {
+        (void)info;
+        (void)report;
+    }
+};
+
+/// Installs the policy (null: none, every array takes the default).
+void setPlacementPolicy(std::shared_ptr<PlacementPolicy> policy);
+
+/// Forces places for arrays of a kernel (kernel "" or "*": every kernel with such an array),
+/// like MEMPLACE=force:kernel.array=place,... does; the environment wins where both name an
+/// array. Replaces earlier calls for the same kernel.
+void setPlacement(const std::string& kernel,
+                  const std::vector<std::pair<std::string, Place>>& places);
+/// Forgets every setPlacement().
+void clearPlacements();
+
+/// How a placement is launched.
+enum class DispatchMode : uint8_t {
+    Auto,    ///< a specialised instantiation when one was compiled, else DynamicAccessor
+    Dynamic, ///< always DynamicAccessor (tests, and measuring its cost)
+};
+/// Sets the dispatch mode (also MEMPLACE_DISPATCH=auto|dynamic).
+void setDispatchMode(DispatchMode mode);
+
+/// Gives the extent of an array the runtime cannot find with cuMemGetAddressRange (or whose
+/// allocation is larger than the array): `bytes` from `ptr`. `width` (elements) gives the row
+/// length of a 2-D array when no kernel parameter holds it. Replaces an earlier call for ptr.
+void setExtent(const void* ptr, std::size_t bytes, long long width = 0);
+void clearExtent(const void* ptr);
+
+/// Destroys cached texture objects and pitched copies (call before cudaDeviceReset, or when the
+/// arrays they view are freed and their addresses may be reused with other shapes).
+void releaseResources();
+
+// ---- reports -------------------------------------------------------------------------------
+
+/// One array of a launch report.
+struct ArrayReport {
+    std::string name;
+    Place requested = Place::Global;
+    Place placed = Place::Global;
+    std::string source;   ///< "default", "env", "api", "policy", "trace"
+    std::string fallback; ///< why placed != requested (empty when equal)
+    std::size_t extentBytes = 0;
+    bool extentKnown = false;
+    std::size_t bytesMoved = 0; ///< bytes copied to materialise (constant upload, pitched copy)
+};
+
+/// What one launch did. The Placer extends this with its own fields (predictions, overheads).
+struct LaunchReport {
+    std::string kernel;
+    dim3 grid;
+    dim3 block;
+    std::size_t sharedBytesOriginal = 0;
+    std::size_t sharedBytesTotal = 0; ///< with the staged arrays and their dirty bitmaps
+    std::string dispatch;             ///< "specialized", "dynamic" or "tracing"
+    int instantiation = -1;           ///< index in the compiled list (0: the default) or -1
+    std::vector<ArrayReport> arrays;
+    double hostMicros = 0;            ///< decision and materialisation, host wall clock
+    cudaError_t status = cudaSuccess; ///< the launch's own result
+    std::vector<std::string> errors;  ///< every failed CUDA call, with what it was for
+
+    bool anyFallback() const;
+    /// The report as one JSON object.
+    std::string toJson() const;
+};
+
+/// The report of the calling thread's last memplace::launch.
+LaunchReport lastReport();
+
+} // namespace memplace

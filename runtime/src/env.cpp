@@ -1,0 +1,134 @@
+#include "runtime/src/env.h"
+
+#include <string>
+
+namespace memplace::detail {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+std::string placeNames() {
+    std::string out;
+    for (Place p : kAllPlaces) {
+        if (p == Place::Registers) {
+            continue;
+        }
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += placeName(p);
+    }
+    return out;
+}
+
+} // namespace
+
+EnvConfig parseMemplaceEnv(const char* value) {
+    EnvConfig cfg;
+    if (value == nullptr) {
+        return cfg;
+    }
+    const std::string_view v = trim(value);
+    if (v.empty() || v == "auto") {
+        return cfg;
+    }
+    if (v == "off") {
+        cfg.mode = EnvConfig::Mode::Off;
+        return cfg;
+    }
+    if (v == "trace") {
+        cfg.warnings.emplace_back("MEMPLACE=trace is the online Placer's mode and is not part of "
+                                  "this runtime yet; using the default placement");
+        return cfg;
+    }
+    constexpr std::string_view kForce = "force:";
+    if (v.substr(0, kForce.size()) != kForce) {
+        cfg.warnings.push_back("MEMPLACE='" + std::string(v) +
+                               "' is not off, auto or force:<array=place,...>; ignored");
+        return cfg;
+    }
+    cfg.mode = EnvConfig::Mode::Force;
+    std::string_view rest = v.substr(kForce.size());
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view item = trim(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (item.empty()) {
+            continue;
+        }
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "' has no '=place'; ignored");
+            continue;
+        }
+        const std::string_view lhs = trim(item.substr(0, eq));
+        const std::string_view rhs = trim(item.substr(eq + 1));
+        const std::optional<Place> place = parsePlace(rhs);
+        if (!place || *place == Place::Registers) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "': unknown place '" + std::string(rhs) + "' (one of " +
+                                   placeNames() + "); ignored");
+            continue;
+        }
+        ForceEntry e;
+        const std::size_t dot = lhs.rfind('.');
+        if (dot == std::string_view::npos) {
+            e.array = std::string(lhs);
+        } else {
+            e.kernel = std::string(trim(lhs.substr(0, dot)));
+            e.array = std::string(trim(lhs.substr(dot + 1)));
+        }
+        if (e.array.empty()) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "' names no array; ignored");
+            continue;
+        }
+        e.place = *place;
+        cfg.force.push_back(std::move(e));
+    }
+    return cfg;
+}
+
+std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries, std::string_view kernel,
+                                 std::string_view array) {
+    std::optional<Place> any;
+    for (const ForceEntry& e : entries) {
+        if (e.array != array) {
+            continue;
+        }
+        if (e.kernel == kernel) {
+            return e.place;
+        }
+        if (e.kernel.empty() || e.kernel == "*") {
+            any = e.place;
+        }
+    }
+    return any;
+}
+
+bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings) {
+    if (value == nullptr) {
+        return false;
+    }
+    const std::string_view v = trim(value);
+    if (v == "dynamic") {
+        return true;
+    }
+    if (!v.empty() && v != "auto") {
+        warnings.push_back("MEMPLACE_DISPATCH='" + std::string(v) +
+                           "' is not auto or dynamic; using auto");
+    }
+    return false;
+}
+
+} // namespace memplace::detail

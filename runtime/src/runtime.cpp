@@ -1,0 +1,1198 @@
+// The host library: placement decisions, materialisation (texture objects, constant pool,
+// dynamic shared memory, L2 window), trace collection and reports. Plain C++ over the CUDA
+// runtime; the driver API (cuMemGetAddressRange) is reached through
+// cudaGetDriverEntryPointByVersion so programs link only cudart.
+#include "memplace/handles.h"
+#include "memplace/host.h"
+#include "runtime/src/env.h"
+#include "runtime/src/layout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda.h>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace memplace {
+
+namespace detail {
+
+namespace {
+
+constexpr std::size_t kDefaultDynamicSharedLimit = std::size_t{48} * 1024;
+
+struct DeviceAttrs {
+    int texAlign = 0;
+    int pitchAlign = 0;
+    int max2DWidth = 0;
+    int max2DHeight = 0;
+    int max2DPitch = 0;
+    int optinShared = 0;
+    int maxPersist = 0;
+    int maxWindow = 0;
+    std::map<std::size_t, std::size_t> max1D; // texel size -> texels
+    bool l2LimitSet = false;
+    std::size_t l2SetAside = 0;
+};
+
+struct TexKey {
+    int device;
+    std::uintptr_t base;
+    std::size_t bytes;
+    std::size_t elem;
+    std::size_t width;  // 2-D only
+    std::size_t height; // 2-D only
+    bool copy;
+    bool operator<(const TexKey& o) const {
+        return std::tie(device, base, bytes, elem, width, height, copy) <
+               std::tie(o.device, o.base, o.bytes, o.elem, o.width, o.height, o.copy);
+    }
+};
+
+struct TexEntry {
+    cudaTextureObject_t tex = 0;
+    void* pitched = nullptr; // owned pitched copy (2-D, copy) or null
+    std::size_t pitch = 0;
+    cudaEvent_t lastUse = nullptr; // last launch that read the pitched copy
+    bool used = false;
+};
+
+struct PoolState {
+    cudaEvent_t lastUse = nullptr;
+    bool used = false;
+};
+
+using ExtentEntry = std::pair<std::size_t, long long>; // bytes, width
+
+struct Runtime {
+    std::mutex mu;
+    bool envLoaded = false;
+    EnvConfig env;
+    bool envDynamic = false;
+    bool quiet = false;
+    DispatchMode apiDispatch = DispatchMode::Auto;
+    std::map<std::string, std::vector<std::pair<std::string, Place>>> apiPlacements;
+    std::shared_ptr<PlacementPolicy> policy;
+    std::map<std::uintptr_t, ExtentEntry> extents;
+    std::map<int, DeviceAttrs> attrs;
+    std::map<TexKey, TexEntry> textures;
+    std::map<std::pair<int, const void*>, PoolState> pools;
+    std::map<std::pair<int, const void*>, std::size_t> sharedAttr;
+    std::set<std::string> warned;
+    // tracing
+    int traceRemaining = 0;
+    TraceOptions traceOptions;
+    std::vector<TraceResult> traces;
+    void* traceBuf = nullptr;
+    std::size_t traceBufBytes = 0;
+    int traceBufDevice = -1;
+    unsigned* bitmapBuf = nullptr;
+    std::size_t bitmapBytes = 0;
+    int bitmapDevice = -1;
+};
+
+Runtime& rt() {
+    static auto* r = new Runtime; // never destroyed: no teardown after the CUDA context is gone
+    return *r;
+}
+
+thread_local LaunchReport tlsLastReport;
+
+void warnOnce(Runtime& r, const std::string& msg) {
+    if (r.quiet || !r.warned.insert(msg).second) {
+        return;
+    }
+    std::fprintf(stderr, "memplace: %s\n", msg.c_str());
+}
+
+void loadEnv(Runtime& r) {
+    if (r.envLoaded) {
+        return;
+    }
+    r.envLoaded = true;
+    const char* q = std::getenv("MEMPLACE_QUIET");
+    r.quiet = q != nullptr && *q != '\0' && std::strcmp(q, "0") != 0;
+    r.env = parseMemplaceEnv(std::getenv("MEMPLACE"));
+    r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
+    for (const std::string& w : r.env.warnings) {
+        warnOnce(r, w);
+    }
+}
+
+std::string cudaMessage(cudaError_t e) {
+    return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
+
+/// Checks a CUDA call; a failure is recorded in the report and cleared from the last error so
+/// that the program does not mistake it for its own.
+bool check(cudaError_t e, const std::string& what, LaunchReport& rep) {
+    if (e == cudaSuccess) {
+        return true;
+    }
+    (void)cudaGetLastError();
+    rep.errors.push_back(what + ": " + cudaMessage(e));
+    return false;
+}
+
+DeviceAttrs& deviceAttrs(Runtime& r, int dev, LaunchReport& rep) {
+    auto it = r.attrs.find(dev);
+    if (it != r.attrs.end()) {
+        return it->second;
+    }
+    DeviceAttrs a;
+    auto get = [&](int& v, cudaDeviceAttr attr, const char* name) {
+        if (!check(cudaDeviceGetAttribute(&v, attr, dev),
+                   std::string("cudaDeviceGetAttribute(") + name + ")", rep)) {
+            v = 0;
+        }
+    };
+    get(a.texAlign, cudaDevAttrTextureAlignment, "TextureAlignment");
+    get(a.pitchAlign, cudaDevAttrTexturePitchAlignment, "TexturePitchAlignment");
+    get(a.max2DWidth, cudaDevAttrMaxTexture2DLinearWidth, "MaxTexture2DLinearWidth");
+    get(a.max2DHeight, cudaDevAttrMaxTexture2DLinearHeight, "MaxTexture2DLinearHeight");
+    get(a.max2DPitch, cudaDevAttrMaxTexture2DLinearPitch, "MaxTexture2DLinearPitch");
+    get(a.optinShared, cudaDevAttrMaxSharedMemoryPerBlockOptin, "MaxSharedMemoryPerBlockOptin");
+    get(a.maxPersist, cudaDevAttrMaxPersistingL2CacheSize, "MaxPersistingL2CacheSize");
+    get(a.maxWindow, cudaDevAttrMaxAccessPolicyWindowSize, "MaxAccessPolicyWindowSize");
+    return r.attrs.emplace(dev, a).first->second;
+}
+
+cudaChannelFormatDesc rawFormat(std::size_t elem) {
+    switch (elem) {
+    case 1:
+        return cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
+    case 2:
+        return cudaCreateChannelDesc(16, 0, 0, 0, cudaChannelFormatKindUnsigned);
+    case 4:
+        return cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindUnsigned);
+    case 8:
+        return cudaCreateChannelDesc(32, 32, 0, 0, cudaChannelFormatKindUnsigned);
+    default:
+        return cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindUnsigned);
+    }
+}
+
+cudaTextureDesc pointTextureDesc() {
+    cudaTextureDesc td{};
+    td.addressMode[0] = cudaAddressModeClamp;
+    td.addressMode[1] = cudaAddressModeClamp;
+    td.filterMode = cudaFilterModePoint;
+    td.readMode = cudaReadModeElementType;
+    td.normalizedCoords = 0;
+    return td;
+}
+
+using GetAddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+
+GetAddressRange addressRangeFn() {
+    static GetAddressRange fn = [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault,
+                                             &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return static_cast<GetAddressRange>(nullptr);
+        }
+        return reinterpret_cast<GetAddressRange>(p);
+    }();
+    return fn;
+}
+
+/// The extent of ptr: given with setExtent (a registered range containing ptr), else the rest
+/// of its allocation (cuMemGetAddressRange).
+bool findExtent(Runtime& r, const void* ptr, std::size_t& bytes, long long& width) {
+    const auto p = reinterpret_cast<std::uintptr_t>(ptr);
+    auto it = r.extents.upper_bound(p);
+    if (it != r.extents.begin()) {
+        --it;
+        if (p >= it->first && p < it->first + it->second.first) {
+            bytes = it->first + it->second.first - p;
+            width = it->second.second;
+            return true;
+        }
+    }
+    GetAddressRange fn = addressRangeFn();
+    if (fn == nullptr || ptr == nullptr) {
+        return false;
+    }
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    CUresult res = fn(&base, &size, static_cast<CUdeviceptr>(p));
+    if (res == CUDA_ERROR_INVALID_CONTEXT) {
+        (void)cudaFree(nullptr); // makes the runtime's primary context current on this thread
+        (void)cudaGetLastError();
+        res = fn(&base, &size, static_cast<CUdeviceptr>(p));
+    }
+    if (res != CUDA_SUCCESS) {
+        return false;
+    }
+    bytes = static_cast<std::size_t>(base + size - p);
+    return true;
+}
+
+const char* dispatchName(int inst) {
+    if (inst == LaunchPlan::kTracing) {
+        return "tracing";
+    }
+    return inst == LaunchPlan::kDynamic ? "dynamic" : "specialized";
+}
+
+std::string jsonEscape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+        case '"':
+            o += "\\\"";
+            break;
+        case '\\':
+            o += "\\\\";
+            break;
+        case '\n':
+            o += "\\n";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                o += buf;
+            } else {
+                o += c;
+            }
+        }
+    }
+    return o;
+}
+
+} // namespace
+
+/// The library's bookkeeping for one launch, from prepareLaunch to finishLaunch.
+struct LaunchState {
+    std::unique_lock<std::mutex> lock;
+    std::chrono::steady_clock::time_point t0;
+    LaunchReport report;
+    LaunchInfo info;
+    int device = 0;
+    bool l2Set = false;
+    cudaStreamAttrValue oldWindow{};
+    PoolState* pool = nullptr;
+    std::vector<TexEntry*> copiedTextures;
+    bool tracing = false;
+    bool policyTrace = false;
+    std::vector<uint32_t> sampled;
+    std::size_t traceCapacity = 0;
+};
+
+namespace {
+
+/// Prepares a traced launch: every array global, the trace buffer and the sample bitmap.
+bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
+                    LaunchState& st, const TraceOptions& opt) {
+    LaunchReport& rep = st.report;
+    if (kv.tracingFn == nullptr) {
+        rep.errors.emplace_back("tracing requested, but this translation unit was built with "
+                                "MEMPLACE_NO_TRACING");
+        return false;
+    }
+    const unsigned long long blocks =
+        static_cast<unsigned long long>(la.grid.x) * la.grid.y * la.grid.z;
+    if (blocks > 0xffffffffull) {
+        rep.errors.emplace_back("tracing: more than 2^32 blocks");
+        return false;
+    }
+    const std::size_t cap = std::max<std::size_t>(opt.maxRecords, 1);
+    const std::size_t bytes = sizeof(TraceBufferHeader) + cap * sizeof(TraceRecord);
+    if (r.traceBuf == nullptr || r.traceBufBytes < bytes || r.traceBufDevice != st.device) {
+        if (r.traceBuf != nullptr) {
+            (void)cudaFree(r.traceBuf);
+            r.traceBuf = nullptr;
+            r.traceBufBytes = 0;
+        }
+        if (!check(cudaMalloc(&r.traceBuf, bytes), "cudaMalloc(trace buffer)", rep)) {
+            r.traceBuf = nullptr;
+            return false;
+        }
+        r.traceBufBytes = bytes;
+        r.traceBufDevice = st.device;
+    }
+    TraceBufferHeader h{0, cap};
+    if (!check(cudaMemcpyAsync(r.traceBuf, &h, sizeof h, cudaMemcpyHostToDevice, la.stream),
+               "cudaMemcpyAsync(trace header)", rep)) {
+        return false;
+    }
+    plan.sink.header = static_cast<TraceBufferHeader*>(r.traceBuf);
+    plan.sink.records =
+        reinterpret_cast<TraceRecord*>(static_cast<char*>(r.traceBuf) + sizeof(TraceBufferHeader));
+    plan.sink.capacity = cap;
+    plan.sink.sampledBlocks = nullptr;
+    st.sampled.clear();
+    if (!opt.blocks.empty() || opt.sampleEvery > 1) {
+        std::vector<unsigned> bitmap((blocks + 31) / 32, 0u);
+        auto set = [&](unsigned long long b) {
+            bitmap[b >> 5] |= 1u << (b & 31u);
+            st.sampled.push_back(static_cast<uint32_t>(b));
+        };
+        if (!opt.blocks.empty()) {
+            std::vector<uint32_t> sorted = opt.blocks;
+            std::sort(sorted.begin(), sorted.end());
+            sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+            for (uint32_t b : sorted) {
+                if (b < blocks) {
+                    set(b);
+                }
+            }
+        } else {
+            for (unsigned long long b = 0; b < blocks; b += opt.sampleEvery) {
+                set(b);
+            }
+        }
+        const std::size_t bb = std::max<std::size_t>(bitmap.size(), 1) * sizeof(unsigned);
+        if (r.bitmapBuf == nullptr || r.bitmapBytes < bb || r.bitmapDevice != st.device) {
+            if (r.bitmapBuf != nullptr) {
+                (void)cudaFree(r.bitmapBuf);
+                r.bitmapBuf = nullptr;
+                r.bitmapBytes = 0;
+            }
+            if (!check(cudaMalloc(reinterpret_cast<void**>(&r.bitmapBuf), bb),
+                       "cudaMalloc(trace sample bitmap)", rep)) {
+                r.bitmapBuf = nullptr;
+                return false;
+            }
+            r.bitmapBytes = bb;
+            r.bitmapDevice = st.device;
+        }
+        if (!bitmap.empty() &&
+            !check(cudaMemcpyAsync(r.bitmapBuf, bitmap.data(), bitmap.size() * sizeof(unsigned),
+                                   cudaMemcpyHostToDevice, la.stream),
+                   "cudaMemcpyAsync(trace sample bitmap)", rep)) {
+            return false;
+        }
+        plan.sink.sampledBlocks = r.bitmapBuf;
+    }
+    st.traceCapacity = cap;
+    st.tracing = true;
+    plan.instantiation = LaunchPlan::kTracing;
+    plan.sharedBytes = la.sharedBytes;
+    for (int j = 0; j < kv.numArrays; ++j) {
+        plan.handles[j] = ArrayHandle{};
+        plan.handles[j].ptr = const_cast<void*>(la.ptrs[j]);
+        rep.arrays[j].requested = Place::Global;
+        rep.arrays[j].placed = Place::Global;
+        rep.arrays[j].source = "trace";
+    }
+    rep.dispatch = "tracing";
+    rep.instantiation = -1;
+    rep.sharedBytesTotal = la.sharedBytes;
+    return true;
+}
+
+/// Creates (or finds) the 1-D texture of array j.
+bool materialiseTexture1D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, ArrayHandle& h,
+                          LaunchState& st, std::string& why) {
+    LaunchReport& rep = st.report;
+    auto mit = a.max1D.find(ai.elemSize);
+    std::size_t maxTexels = 0;
+    if (mit == a.max1D.end()) {
+        cudaChannelFormatDesc fmt = rawFormat(ai.elemSize);
+        if (!check(cudaDeviceGetTexture1DLinearMaxWidth(&maxTexels, &fmt, st.device),
+                   "cudaDeviceGetTexture1DLinearMaxWidth", rep)) {
+            why = "cannot query the 1-D linear texture limit";
+            return false;
+        }
+        a.max1D[ai.elemSize] = maxTexels;
+    } else {
+        maxTexels = mit->second;
+    }
+    const Linear1D g = linearTexture(reinterpret_cast<std::uintptr_t>(ai.ptr), ai.extentBytes,
+                                     ai.elemSize, static_cast<std::size_t>(a.texAlign), maxTexels);
+    if (!g.ok) {
+        why = g.why;
+        return false;
+    }
+    const TexKey key{st.device, g.base, g.bytes, ai.elemSize, 0, 0, false};
+    auto it = r.textures.find(key);
+    if (it == r.textures.end()) {
+        cudaResourceDesc rd{};
+        rd.resType = cudaResourceTypeLinear;
+        rd.res.linear.devPtr = reinterpret_cast<void*>(g.base); // NOLINT(performance-no-int-to-ptr)
+        rd.res.linear.desc = rawFormat(ai.elemSize);
+        rd.res.linear.sizeInBytes = g.bytes;
+        const cudaTextureDesc td = pointTextureDesc();
+        TexEntry e;
+        if (!check(cudaCreateTextureObject(&e.tex, &rd, &td, nullptr),
+                   "cudaCreateTextureObject(" + ai.name + ", 1-D)", rep)) {
+            why = "cudaCreateTextureObject failed";
+            return false;
+        }
+        it = r.textures.emplace(key, e).first;
+    }
+    h.tex = it->second.tex;
+    h.texOffset = g.offsetElems;
+    h.width = FastDiv{};
+    return true;
+}
+
+/// Creates (or finds) the 2-D pitched texture of array j, copying it into a pitched buffer when
+/// its rows are not pitch-aligned.
+bool materialiseTexture2D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, ArrayHandle& h,
+                          LaunchState& st, cudaStream_t stream, std::size_t& moved,
+                          std::string& why) {
+    LaunchReport& rep = st.report;
+    const Pitched2D g = pitchedTexture(
+        reinterpret_cast<std::uintptr_t>(ai.ptr), ai.extentBytes, ai.elemSize, ai.width,
+        static_cast<std::size_t>(a.texAlign), static_cast<std::size_t>(a.pitchAlign),
+        static_cast<std::size_t>(a.max2DWidth), static_cast<std::size_t>(a.max2DHeight),
+        static_cast<std::size_t>(a.max2DPitch));
+    if (!g.ok) {
+        why = g.why;
+        return false;
+    }
+    const auto base = reinterpret_cast<std::uintptr_t>(ai.ptr);
+    const TexKey key{st.device, base, ai.extentBytes, ai.elemSize, g.width, g.height, g.copy};
+    auto it = r.textures.find(key);
+    if (it == r.textures.end()) {
+        TexEntry e;
+        void* data = const_cast<void*>(ai.ptr);
+        std::size_t pitch = g.rowBytes;
+        if (g.copy) {
+            if (!check(cudaMallocPitch(&e.pitched, &e.pitch, g.rowBytes, g.height),
+                       "cudaMallocPitch(" + ai.name + ")", rep)) {
+                why = "cudaMallocPitch failed";
+                return false;
+            }
+            if (e.pitch % static_cast<std::size_t>(std::max(a.pitchAlign, 1)) != 0 ||
+                e.pitch > static_cast<std::size_t>(a.max2DPitch)) {
+                (void)cudaFree(e.pitched);
+                why = "cudaMallocPitch gave a pitch the texture unit does not accept";
+                return false;
+            }
+            if (!check(cudaEventCreateWithFlags(&e.lastUse, cudaEventDisableTiming),
+                       "cudaEventCreate", rep)) {
+                (void)cudaFree(e.pitched);
+                why = "cudaEventCreate failed";
+                return false;
+            }
+            data = e.pitched;
+            pitch = e.pitch;
+        }
+        cudaResourceDesc rd{};
+        rd.resType = cudaResourceTypePitch2D;
+        rd.res.pitch2D.devPtr = data;
+        rd.res.pitch2D.desc = rawFormat(ai.elemSize);
+        rd.res.pitch2D.width = g.width;
+        rd.res.pitch2D.height = g.height;
+        rd.res.pitch2D.pitchInBytes = pitch;
+        const cudaTextureDesc td = pointTextureDesc();
+        if (!check(cudaCreateTextureObject(&e.tex, &rd, &td, nullptr),
+                   "cudaCreateTextureObject(" + ai.name + ", 2-D)", rep)) {
+            if (e.pitched != nullptr) {
+                (void)cudaFree(e.pitched);
+                (void)cudaEventDestroy(e.lastUse);
+            }
+            why = "cudaCreateTextureObject failed";
+            return false;
+        }
+        it = r.textures.emplace(key, e).first;
+    }
+    TexEntry& e = it->second;
+    if (e.pitched != nullptr) {
+        // The copy is refreshed on every launch: the program may have changed the array.
+        if (e.used && !check(cudaStreamWaitEvent(stream, e.lastUse, 0),
+                             "cudaStreamWaitEvent(pitched copy)", rep)) {
+            why = "cannot order the pitched copy after its last reader";
+            return false;
+        }
+        if (g.fullRows > 0 &&
+            !check(cudaMemcpy2DAsync(e.pitched, e.pitch, ai.ptr, g.rowBytes, g.rowBytes, g.fullRows,
+                                     cudaMemcpyDeviceToDevice, stream),
+                   "cudaMemcpy2DAsync(" + ai.name + ")", rep)) {
+            why = "the pitched copy failed";
+            return false;
+        }
+        if (g.tailElems > 0 &&
+            !check(cudaMemcpyAsync(static_cast<char*>(e.pitched) + g.fullRows * e.pitch,
+                                   static_cast<const char*>(ai.ptr) + g.fullRows * g.rowBytes,
+                                   g.tailElems * ai.elemSize, cudaMemcpyDeviceToDevice, stream),
+                   "cudaMemcpyAsync(" + ai.name + " last row)", rep)) {
+            why = "the pitched copy failed";
+            return false;
+        }
+        moved += g.fullRows * g.rowBytes + g.tailElems * ai.elemSize;
+        st.copiedTextures.push_back(&e);
+    }
+    h.tex = e.tex;
+    h.texOffset = 0;
+    h.width = FastDiv::make(static_cast<uint32_t>(g.width));
+    return true;
+}
+
+} // namespace
+
+void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan) {
+    Runtime& r = rt();
+    auto st = std::make_shared<LaunchState>();
+    st->lock = std::unique_lock<std::mutex>(r.mu);
+    st->t0 = std::chrono::steady_clock::now();
+    plan.state = st;
+    loadEnv(r);
+    LaunchReport& rep = st->report;
+    const int n = kv.numArrays;
+    plan.handles.assign(static_cast<std::size_t>(n), ArrayHandle{});
+    plan.instantiation = 0;
+    plan.sharedBytes = la.sharedBytes;
+    rep.kernel = kv.name;
+    rep.grid = la.grid;
+    rep.block = la.block;
+    rep.sharedBytesOriginal = la.sharedBytes;
+    rep.sharedBytesTotal = la.sharedBytes;
+    rep.dispatch = "specialized";
+    rep.instantiation = 0;
+    rep.arrays.resize(static_cast<std::size_t>(n));
+
+    if (!check(cudaGetDevice(&st->device), "cudaGetDevice", rep)) {
+        st->device = 0;
+    }
+
+    // What the runtime knows about the arrays.
+    LaunchInfo& info = st->info;
+    info.kernel = kv.name;
+    info.grid = la.grid;
+    info.block = la.block;
+    info.sharedBytes = la.sharedBytes;
+    info.stream = la.stream;
+    info.device = st->device;
+    info.arrays.resize(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+        const ArrayDesc& d = kv.arrays[j];
+        ArrayInfo& ai = info.arrays[j];
+        ai.name = d.name;
+        ai.param = d.param;
+        ai.elemSize = d.elemSize;
+        ai.mode = d.mode;
+        ai.feasible = d.places;
+        ai.dims = d.dims;
+        ai.ptr = la.ptrs[j];
+        long long regWidth = 0;
+        ai.extentKnown = findExtent(r, ai.ptr, ai.extentBytes, regWidth);
+        ai.width = la.widths[j] > 0 ? la.widths[j] : regWidth;
+        ArrayReport& ar = rep.arrays[j];
+        ar.name = d.name;
+        ar.extentBytes = ai.extentBytes;
+        ar.extentKnown = ai.extentKnown;
+        ar.source = "default";
+        plan.handles[j].ptr = const_cast<void*>(la.ptrs[j]);
+    }
+    info.compiled.resize(static_cast<std::size_t>(kv.numCompiled));
+    for (int c = 0; c < kv.numCompiled; ++c) {
+        info.compiled[c].assign(kv.compiled + static_cast<std::ptrdiff_t>(c) * n,
+                                kv.compiled + static_cast<std::ptrdiff_t>(c + 1) * n);
+    }
+
+    const bool off = r.env.mode == EnvConfig::Mode::Off;
+    Decision decision;
+    if (!off && r.policy) {
+        decision = r.policy->decide(info);
+    }
+
+    // Tracing: asked by the program (traceLaunches) or by the policy.
+    if (!off && (r.traceRemaining > 0 || decision.kind == Decision::Kind::Trace)) {
+        const bool byPolicy = r.traceRemaining <= 0;
+        const TraceOptions opt = byPolicy ? decision.trace : r.traceOptions;
+        if (r.traceRemaining > 0) {
+            --r.traceRemaining;
+        }
+        if (prepareTracing(r, kv, la, plan, *st, opt)) {
+            st->policyTrace = byPolicy;
+            const auto t1 = std::chrono::steady_clock::now();
+            rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
+            return;
+        }
+        for (const std::string& e : rep.errors) {
+            warnOnce(r, std::string(kv.name) + ": tracing failed, launching untraced: " + e);
+        }
+        plan.instantiation = 0;
+    }
+
+    // The requested placement, array by array.
+    Placement requested(static_cast<std::size_t>(n), Place::Global);
+    if (!off) {
+        const bool policyPlaces = decision.kind == Decision::Kind::Place;
+        if (policyPlaces && decision.placement.size() != static_cast<std::size_t>(n)) {
+            warnOnce(r, std::string(kv.name) + ": the policy's placement has " +
+                            std::to_string(decision.placement.size()) + " places for " +
+                            std::to_string(n) + " arrays; ignored");
+        }
+        const bool usePolicy =
+            policyPlaces && decision.placement.size() == static_cast<std::size_t>(n);
+        const std::vector<std::pair<std::string, Place>>* api = nullptr;
+        for (const char* key : {kv.name, "", "*"}) {
+            auto it = r.apiPlacements.find(key);
+            if (it != r.apiPlacements.end() && api == nullptr) {
+                api = &it->second;
+            }
+        }
+        for (int j = 0; j < n; ++j) {
+            ArrayReport& ar = rep.arrays[j];
+            if (auto p = forcedPlace(r.env.force, kv.name, kv.arrays[j].name)) {
+                requested[j] = *p;
+                ar.source = "env";
+                continue;
+            }
+            bool found = false;
+            if (api != nullptr) {
+                for (const auto& [name, place] : *api) {
+                    if (name == kv.arrays[j].name) {
+                        requested[j] = place;
+                        ar.source = "api";
+                        found = true;
+                    }
+                }
+            }
+            if (!found && usePolicy) {
+                requested[j] = decision.placement[j];
+                ar.source = "policy";
+            }
+        }
+    }
+
+    DeviceAttrs& attrs = deviceAttrs(r, st->device, rep);
+    std::vector<ConstantSlot> constantWanted;
+    std::vector<SharedSlot> sharedWanted;
+    std::vector<int> l2Wanted;
+
+    auto fallback = [&](int j, const std::string& why) {
+        rep.arrays[j].placed = Place::Global;
+        rep.arrays[j].fallback = why;
+        ArrayHandle& h = plan.handles[j];
+        h = ArrayHandle{};
+        h.ptr = const_cast<void*>(la.ptrs[j]);
+    };
+
+    for (int j = 0; j < n; ++j) {
+        const ArrayDesc& d = kv.arrays[j];
+        const ArrayInfo& ai = info.arrays[j];
+        ArrayReport& ar = rep.arrays[j];
+        ArrayHandle& h = plan.handles[j];
+        const Place p = requested[j];
+        ar.requested = p;
+        ar.placed = p;
+        h.place = p;
+        if (p == Place::Global) {
+            continue;
+        }
+        std::string why;
+        if (p == Place::Registers) {
+            why = "registers is not a place the runtime can materialise";
+        } else if (!d.places.contains(p)) {
+            why = std::string(placeName(p)) + " is not among the array's feasible places";
+        } else if (d.mode != Mode::Read &&
+                   (p == Place::ReadOnly || p == Place::Texture || p == Place::Constant)) {
+            why = "the kernel writes this array";
+        } else if (p == Place::Texture && !kv.textureFeasible[j]) {
+            why = "the element type is not texture-feasible (size must be 1, 2, 4, 8 or 16)";
+        } else if (ai.ptr == nullptr) {
+            why = "the array pointer is null";
+        } else if (p != Place::ReadOnly && !ai.extentKnown) {
+            why = "the array's extent is unknown (not a CUDA allocation? give it with "
+                  "memplace::setExtent)";
+        }
+        if (!why.empty()) {
+            fallback(j, why);
+            continue;
+        }
+        switch (p) {
+        case Place::ReadOnly:
+            break;
+        case Place::Texture: {
+            bool ok = false;
+            if (d.dims == 2) {
+                std::size_t moved = 0;
+                ok = materialiseTexture2D(r, attrs, ai, h, *st, la.stream, moved, why);
+                ar.bytesMoved += moved;
+            } else {
+                ok = materialiseTexture1D(r, attrs, ai, h, *st, why);
+            }
+            if (!ok) {
+                fallback(j, "texture: " + why);
+            }
+            break;
+        }
+        case Place::Constant: {
+            ConstantSlot s;
+            s.array = j;
+            s.bytes = ai.extentBytes / ai.elemSize * ai.elemSize;
+            constantWanted.push_back(s);
+            break;
+        }
+        case Place::Shared: {
+            SharedSlot s;
+            s.array = j;
+            s.count = static_cast<long long>(ai.extentBytes / ai.elemSize);
+            s.elemSize = ai.elemSize;
+            s.written = d.mode != Mode::Read;
+            if (s.count == 0) {
+                fallback(j, "shared: the array is empty");
+            } else {
+                sharedWanted.push_back(s);
+            }
+            break;
+        }
+        case Place::L2Persist:
+            l2Wanted.push_back(j);
+            break;
+        default:
+            break;
+        }
+    }
+
+    // L2 persisting: one access-policy window per stream, so the arrays placed there share one
+    // window spanning them all, as long as that span fits the device's maximum window (an array
+    // larger than the maximum gets a window over its first maxWindow bytes).
+    if (!l2Wanted.empty()) {
+        std::string why;
+        if (attrs.maxPersist <= 0 || attrs.maxWindow <= 0) {
+            why = "l2persist: the device has no persisting L2 set-aside";
+        } else if (!attrs.l2LimitSet) {
+            if (!check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
+                                          static_cast<std::size_t>(attrs.maxPersist)),
+                       "cudaDeviceSetLimit(PersistingL2CacheSize)", rep)) {
+                why = "l2persist: cannot set the persisting L2 size";
+            } else {
+                std::size_t got = 0;
+                if (!check(cudaDeviceGetLimit(&got, cudaLimitPersistingL2CacheSize),
+                           "cudaDeviceGetLimit(PersistingL2CacheSize)", rep)) {
+                    got = static_cast<std::size_t>(attrs.maxPersist);
+                }
+                attrs.l2SetAside = got;
+                attrs.l2LimitSet = true;
+            }
+        }
+        const auto maxWindow = static_cast<std::uintptr_t>(std::max(attrs.maxWindow, 0));
+        std::uintptr_t lo = 0;
+        std::uintptr_t hi = 0;
+        std::vector<int> kept;
+        for (int j : l2Wanted) {
+            if (!why.empty()) {
+                fallback(j, why);
+                continue;
+            }
+            const auto b = reinterpret_cast<std::uintptr_t>(info.arrays[j].ptr);
+            const std::uintptr_t e = b + info.arrays[j].extentBytes;
+            if (kept.empty()) {
+                lo = b;
+                hi = std::min(e, b + maxWindow);
+                kept.push_back(j);
+                continue;
+            }
+            const std::uintptr_t nlo = std::min(lo, b);
+            const std::uintptr_t nhi = std::max(hi, e);
+            if (nhi - nlo > maxWindow) {
+                fallback(j, "l2persist: one window per stream, and one spanning this array and " +
+                                std::string(kv.arrays[kept.front()].name) +
+                                " would exceed the "
+                                "maximum window of " +
+                                std::to_string(maxWindow) + " bytes");
+                continue;
+            }
+            lo = nlo;
+            hi = nhi;
+            kept.push_back(j);
+        }
+        if (!kept.empty()) {
+            cudaStreamAttrValue old{};
+            cudaStreamAttrValue v{};
+            const std::size_t bytes = hi - lo;
+            v.accessPolicyWindow.base_ptr =
+                reinterpret_cast<void*>(lo); // NOLINT(performance-no-int-to-ptr)
+            v.accessPolicyWindow.num_bytes = bytes;
+            v.accessPolicyWindow.hitRatio =
+                bytes == 0
+                    ? 0.0f
+                    : static_cast<float>(std::min(1.0, static_cast<double>(attrs.l2SetAside) /
+                                                           static_cast<double>(bytes)));
+            v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+            v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+            if (!check(
+                    cudaStreamGetAttribute(la.stream, cudaStreamAttributeAccessPolicyWindow, &old),
+                    "cudaStreamGetAttribute(AccessPolicyWindow)", rep)) {
+                why = "l2persist: cannot read the stream's access-policy window";
+            } else if (!check(cudaStreamSetAttribute(la.stream,
+                                                     cudaStreamAttributeAccessPolicyWindow, &v),
+                              "cudaStreamSetAttribute(AccessPolicyWindow)", rep)) {
+                why = "l2persist: cannot set the stream's access-policy window";
+            } else {
+                st->l2Set = true;
+                st->oldWindow = old;
+            }
+            for (int j : kept) {
+                if (!why.empty()) {
+                    fallback(j, why);
+                }
+            }
+        }
+    }
+
+    // Constant pool: pack, wait for the pool's last reader, upload.
+    if (!constantWanted.empty()) {
+        const std::vector<ConstantSlot> packed = packConstantPool(constantWanted, la.poolBytes);
+        PoolState& pool = r.pools[{st->device, la.poolSymbol}];
+        bool ordered = true;
+        if (pool.lastUse == nullptr &&
+            !check(cudaEventCreateWithFlags(&pool.lastUse, cudaEventDisableTiming),
+                   "cudaEventCreate(constant pool)", rep)) {
+            pool.lastUse = nullptr;
+            ordered = false;
+        }
+        if (ordered && pool.used &&
+            !check(cudaStreamWaitEvent(la.stream, pool.lastUse, 0),
+                   "cudaStreamWaitEvent(constant pool)", rep)) {
+            ordered = false;
+        }
+        for (const ConstantSlot& s : packed) {
+            const ArrayInfo& ai = info.arrays[s.array];
+            if (!ordered) {
+                fallback(s.array, "constant: cannot order the upload after the pool's last reader");
+                continue;
+            }
+            if (!s.fits) {
+                fallback(s.array, "constant: " + std::to_string(s.bytes) +
+                                      " bytes do not fit in what is left of the " +
+                                      std::to_string(la.poolBytes) + "-byte pool");
+                continue;
+            }
+            if (!check(cudaMemcpyToSymbolAsync(la.poolSymbol, ai.ptr, s.bytes, s.offset,
+                                               cudaMemcpyDeviceToDevice, la.stream),
+                       "cudaMemcpyToSymbolAsync(" + ai.name + ")", rep)) {
+                fallback(s.array, "constant: the upload failed");
+                continue;
+            }
+            plan.handles[s.array].constOffset = static_cast<unsigned>(s.offset);
+            rep.arrays[s.array].bytesMoved += s.bytes;
+            st->pool = &pool;
+        }
+    }
+
+    // Shared memory: lay out after the program's own dynamic shared memory.
+    std::size_t staticShared = 0;
+    if (!sharedWanted.empty()) {
+        cudaFuncAttributes fa{};
+        if (check(cudaFuncGetAttributes(&fa, kv.compiledFns[0]), "cudaFuncGetAttributes", rep)) {
+            staticShared = fa.sharedSizeBytes;
+        }
+    }
+    const SharedLayout layout =
+        layoutShared(la.sharedBytes, sharedWanted, staticShared,
+                     static_cast<std::size_t>(std::max(attrs.optinShared, 0)));
+    for (const SharedSlot& s : layout.dropped) {
+        fallback(s.array, "shared: needs " + std::to_string(sharedFootprint(s)) +
+                              " bytes; with the kernel's " + std::to_string(staticShared) +
+                              " static and the other staged arrays it exceeds the " +
+                              std::to_string(attrs.optinShared) + "-byte limit per block");
+    }
+    for (const SharedSlot& s : layout.slots) {
+        ArrayHandle& h = plan.handles[s.array];
+        h.count = s.count;
+        h.sharedOffset = static_cast<unsigned>(s.offset);
+        h.dirtyOffset = static_cast<unsigned>(s.dirtyOffset);
+        h.copyIn = kv.arrays[s.array].mode == Mode::Write ? 0u : 1u;
+    }
+    plan.sharedBytes = layout.slots.empty() ? la.sharedBytes : layout.totalBytes;
+
+    // The instantiation: the specialised one that matches, else the dynamic accessor.
+    auto choose = [&]() {
+        const bool dynamicOnly = r.envDynamic || r.apiDispatch == DispatchMode::Dynamic;
+        if (!dynamicOnly) {
+            for (int c = 0; c < kv.numCompiled; ++c) {
+                bool match = true;
+                for (int j = 0; j < n && match; ++j) {
+                    match =
+                        kv.compiled[static_cast<std::ptrdiff_t>(c) * n + j] == rep.arrays[j].placed;
+                }
+                if (match) {
+                    return c;
+                }
+            }
+        }
+        return static_cast<int>(LaunchPlan::kDynamic);
+    };
+    plan.instantiation = choose();
+
+    // Raise the kernel's dynamic shared memory limit when staging needs more than the default.
+    if (plan.sharedBytes > kDefaultDynamicSharedLimit && !layout.slots.empty()) {
+        const void* fn =
+            plan.instantiation >= 0 ? kv.compiledFns[plan.instantiation] : kv.dynamicFn;
+        std::size_t& done = r.sharedAttr[{st->device, fn}];
+        if (done < plan.sharedBytes) {
+            if (check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(plan.sharedBytes)),
+                      "cudaFuncSetAttribute(MaxDynamicSharedMemorySize, " +
+                          std::to_string(plan.sharedBytes) + ")",
+                      rep)) {
+                done = plan.sharedBytes;
+            } else {
+                for (const SharedSlot& s : layout.slots) {
+                    fallback(s.array, "shared: cannot raise the kernel's dynamic shared memory "
+                                      "limit");
+                }
+                plan.sharedBytes = la.sharedBytes;
+                plan.instantiation = choose();
+            }
+        }
+    }
+    rep.sharedBytesTotal = plan.sharedBytes;
+    rep.instantiation = plan.instantiation >= 0 ? plan.instantiation : -1;
+    rep.dispatch = dispatchName(plan.instantiation);
+    for (int j = 0; j < n; ++j) {
+        plan.handles[j].place = rep.arrays[j].placed;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
+}
+
+void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
+                  cudaError_t status) {
+    Runtime& r = rt();
+    LaunchState& st = *plan.state;
+    LaunchReport& rep = st.report;
+    rep.status = status;
+    if (status != cudaSuccess) {
+        rep.errors.push_back(std::string("launch of ") + kv.name + " (" + rep.dispatch +
+                             "): " + cudaMessage(status));
+    }
+    if (st.l2Set) {
+        // Kernels take the window when they are launched: resetting it now affects only later
+        // launches on the stream. Lines already marked persisting keep that status until evicted.
+        (void)check(
+            cudaStreamSetAttribute(la.stream, cudaStreamAttributeAccessPolicyWindow, &st.oldWindow),
+            "cudaStreamSetAttribute(AccessPolicyWindow reset)", rep);
+    }
+    if (st.pool != nullptr && check(cudaEventRecord(st.pool->lastUse, la.stream),
+                                    "cudaEventRecord(constant pool)", rep)) {
+        st.pool->used = true;
+    }
+    for (TexEntry* e : st.copiedTextures) {
+        if (check(cudaEventRecord(e->lastUse, la.stream), "cudaEventRecord(pitched copy)", rep)) {
+            e->used = true;
+        }
+    }
+
+    if (st.tracing) {
+        TraceResult tr;
+        tr.kernel = kv.name;
+        tr.grid = la.grid;
+        tr.block = la.block;
+        tr.sampledBlocks = st.sampled;
+        tr.capacity = st.traceCapacity;
+        for (const ArrayInfo& ai : st.info.arrays) {
+            TraceArray ta;
+            ta.name = ai.name;
+            ta.base = ai.ptr;
+            ta.elemSize = ai.elemSize;
+            ta.extentBytes = ai.extentBytes;
+            ta.extentKnown = ai.extentKnown;
+            ta.mode = ai.mode;
+            tr.arrays.push_back(ta);
+        }
+        TraceBufferHeader h{0, 0};
+        bool ok = status == cudaSuccess;
+        ok = ok && check(cudaMemcpyAsync(&h, plan.sink.header, sizeof h, cudaMemcpyDeviceToHost,
+                                         la.stream),
+                         "cudaMemcpyAsync(trace header)", rep);
+        ok = ok && check(cudaStreamSynchronize(la.stream), "cudaStreamSynchronize(trace)", rep);
+        if (ok) {
+            tr.produced = h.count;
+            const std::size_t kept = static_cast<std::size_t>(std::min<unsigned long long>(
+                h.count, static_cast<unsigned long long>(st.traceCapacity)));
+            tr.records.resize(kept);
+            if (kept > 0 && check(cudaMemcpy(tr.records.data(), plan.sink.records,
+                                             kept * sizeof(TraceRecord), cudaMemcpyDeviceToHost),
+                                  "cudaMemcpy(trace records)", rep)) {
+                for (TraceRecord& rec : tr.records) {
+                    for (unsigned l = 0; l < 32; ++l) {
+                        if (((rec.activeMask >> l) & 1u) == 0) {
+                            rec.offset[l] = 0;
+                        }
+                    }
+                }
+            } else if (kept > 0) {
+                tr.records.clear();
+            }
+            tr.overflow = h.count > st.traceCapacity;
+            tr.dropped = tr.overflow ? h.count - st.traceCapacity : 0;
+            if (tr.overflow) {
+                // Never silent: stderr (unless MEMPLACE_QUIET), the result and the report.
+                const std::string msg = std::string(kv.name) +
+                                        ": trace buffer overflow: " + std::to_string(h.count) +
+                                        " records produced, " + std::to_string(st.traceCapacity) +
+                                        " kept, " + std::to_string(tr.dropped) + " dropped";
+                rep.errors.push_back(msg);
+                if (!r.quiet) {
+                    std::fprintf(stderr, "memplace: %s\n", msg.c_str());
+                }
+            }
+        } else {
+            rep.errors.emplace_back("trace not collected");
+        }
+        if (st.policyTrace && r.policy) {
+            r.policy->traced(st.info, std::move(tr));
+        } else {
+            r.traces.push_back(std::move(tr));
+        }
+    }
+
+    for (const ArrayReport& ar : rep.arrays) {
+        if (!ar.fallback.empty()) {
+            warnOnce(r, std::string(kv.name) + ": array " + ar.name + " requested " +
+                            std::string(placeName(ar.requested)) +
+                            ", placed global: " + ar.fallback);
+        }
+    }
+    if (r.policy) {
+        r.policy->launched(st.info, rep);
+    }
+    tlsLastReport = rep;
+    plan.state.reset(); // releases the lock
+}
+
+} // namespace detail
+
+// ---- public API ----------------------------------------------------------------------------
+
+using detail::rt;
+
+void traceLaunches(const TraceOptions& options, int launches) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.traceOptions = options;
+    r.traceRemaining = std::max(launches, 0);
+}
+
+void stopTracing() {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.traceRemaining = 0;
+}
+
+std::vector<TraceResult> takeTraces() {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    std::vector<TraceResult> out;
+    out.swap(r.traces);
+    return out;
+}
+
+void setPlacementPolicy(std::shared_ptr<PlacementPolicy> policy) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.policy = std::move(policy);
+}
+
+void setPlacement(const std::string& kernel,
+                  const std::vector<std::pair<std::string, Place>>& places) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.apiPlacements[kernel] = places;
+}
+
+void clearPlacements() {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.apiPlacements.clear();
+}
+
+void setDispatchMode(DispatchMode mode) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.apiDispatch = mode;
+}
+
+void setExtent(const void* ptr, std::size_t bytes, long long width) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.extents[reinterpret_cast<std::uintptr_t>(ptr)] = {bytes, width};
+}
+
+void clearExtent(const void* ptr) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.extents.erase(reinterpret_cast<std::uintptr_t>(ptr));
+}
+
+void releaseResources() {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    for (auto& [key, e] : r.textures) {
+        (void)cudaDestroyTextureObject(e.tex);
+        if (e.pitched != nullptr) {
+            (void)cudaFree(e.pitched);
+        }
+        if (e.lastUse != nullptr) {
+            (void)cudaEventDestroy(e.lastUse);
+        }
+    }
+    r.textures.clear();
+    for (auto& [key, p] : r.pools) {
+        if (p.lastUse != nullptr) {
+            (void)cudaEventDestroy(p.lastUse);
+        }
+    }
+    r.pools.clear();
+    r.sharedAttr.clear();
+    if (r.traceBuf != nullptr) {
+        (void)cudaFree(r.traceBuf);
+        r.traceBuf = nullptr;
+        r.traceBufBytes = 0;
+    }
+    if (r.bitmapBuf != nullptr) {
+        (void)cudaFree(r.bitmapBuf);
+        r.bitmapBuf = nullptr;
+        r.bitmapBytes = 0;
+    }
+    r.attrs.clear();
+    (void)cudaGetLastError();
+}
+
+LaunchReport lastReport() {
+    return detail::tlsLastReport;
+}
+
+bool LaunchReport::anyFallback() const {
+    return std::any_of(arrays.begin(), arrays.end(),
+                       [](const ArrayReport& a) { return !a.fallback.empty(); });
+}
+
+// NOLINTBEGIN(modernize-raw-string-literal)
+std::string LaunchReport::toJson() const {
+    using detail::jsonEscape;
+    std::ostringstream o;
+    o << "{\"kernel\":\"" << jsonEscape(kernel) << "\",\"grid\":[" << grid.x << ',' << grid.y << ','
+      << grid.z << "],\"block\":[" << block.x << ',' << block.y << ',' << block.z
+      << "],\"sharedBytesOriginal\":" << sharedBytesOriginal
+      << ",\"sharedBytesTotal\":" << sharedBytesTotal << ",\"dispatch\":\"" << dispatch
+      << "\",\"instantiation\":" << instantiation << ",\"hostMicros\":" << hostMicros
+      << ",\"status\":\"" << cudaGetErrorName(status) << "\",\"arrays\":[";
+    for (std::size_t j = 0; j < arrays.size(); ++j) {
+        const ArrayReport& a = arrays[j];
+        o << (j ? "," : "") << "{\"name\":\"" << jsonEscape(a.name) << "\",\"requested\":\""
+          << placeName(a.requested) << "\",\"placed\":\"" << placeName(a.placed)
+          << "\",\"source\":\"" << a.source << "\",\"fallback\":\"" << jsonEscape(a.fallback)
+          << "\",\"extentBytes\":" << a.extentBytes
+          << ",\"extentKnown\":" << (a.extentKnown ? "true" : "false")
+          << ",\"bytesMoved\":" << a.bytesMoved << '}';
+    }
+    o << "],\"errors\":[";
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+        o << (i ? "," : "") << '"' << jsonEscape(errors[i]) << '"';
+    }
+    o << "]}";
+    return o.str();
+}
+// NOLINTEND(modernize-raw-string-literal)
+
+} // namespace memplace

@@ -1,0 +1,69 @@
+#include "runtime/src/env.h"
+
+#include <gtest/gtest.h>
+
+namespace memplace::detail {
+namespace {
+
+TEST(RuntimeEnv, UnsetEmptyAndAutoAreDefault) {
+    EXPECT_EQ(parseMemplaceEnv(nullptr).mode, EnvConfig::Mode::Default);
+    EXPECT_EQ(parseMemplaceEnv("").mode, EnvConfig::Mode::Default);
+    const EnvConfig a = parseMemplaceEnv(" auto ");
+    EXPECT_EQ(a.mode, EnvConfig::Mode::Default);
+    EXPECT_TRUE(a.warnings.empty());
+}
+
+TEST(RuntimeEnv, Off) {
+    EXPECT_EQ(parseMemplaceEnv("off").mode, EnvConfig::Mode::Off);
+}
+
+TEST(RuntimeEnv, ForceEntries) {
+    const EnvConfig c = parseMemplaceEnv("force:x=texture, saxpy.y=shared,,table=constant");
+    ASSERT_EQ(c.mode, EnvConfig::Mode::Force);
+    ASSERT_EQ(c.force.size(), 3u);
+    EXPECT_EQ(c.force[0].kernel, "");
+    EXPECT_EQ(c.force[0].array, "x");
+    EXPECT_EQ(c.force[0].place, Place::Texture);
+    EXPECT_EQ(c.force[1].kernel, "saxpy");
+    EXPECT_EQ(c.force[1].array, "y");
+    EXPECT_EQ(c.force[1].place, Place::Shared);
+    EXPECT_EQ(c.force[2].place, Place::Constant);
+    EXPECT_TRUE(c.warnings.empty());
+}
+
+TEST(RuntimeEnv, BadEntriesAreWarnedAndSkipped) {
+    const EnvConfig c = parseMemplaceEnv("force:x=nowhere,y,=global,z=registers,w=l2persist");
+    ASSERT_EQ(c.force.size(), 1u);
+    EXPECT_EQ(c.force[0].array, "w");
+    EXPECT_EQ(c.force[0].place, Place::L2Persist);
+    EXPECT_EQ(c.warnings.size(), 4u);
+    EXPECT_NE(c.warnings[0].find("unknown place 'nowhere'"), std::string::npos);
+}
+
+TEST(RuntimeEnv, UnknownModeAndTraceWarn) {
+    EXPECT_EQ(parseMemplaceEnv("sometimes").warnings.size(), 1u);
+    const EnvConfig t = parseMemplaceEnv("trace");
+    EXPECT_EQ(t.mode, EnvConfig::Mode::Default);
+    EXPECT_EQ(t.warnings.size(), 1u);
+}
+
+TEST(RuntimeEnv, KernelQualifiedEntryWins) {
+    const EnvConfig c = parseMemplaceEnv("force:x=texture,saxpy.x=readonly,*.y=global");
+    EXPECT_EQ(forcedPlace(c.force, "saxpy", "x"), Place::ReadOnly);
+    EXPECT_EQ(forcedPlace(c.force, "other", "x"), Place::Texture);
+    EXPECT_EQ(forcedPlace(c.force, "other", "y"), Place::Global);
+    EXPECT_FALSE(forcedPlace(c.force, "saxpy", "z").has_value());
+}
+
+TEST(RuntimeEnv, Dispatch) {
+    std::vector<std::string> w;
+    EXPECT_FALSE(parseDispatchEnv(nullptr, w));
+    EXPECT_FALSE(parseDispatchEnv("auto", w));
+    EXPECT_TRUE(parseDispatchEnv("dynamic", w));
+    EXPECT_TRUE(w.empty());
+    EXPECT_FALSE(parseDispatchEnv("fast", w));
+    EXPECT_EQ(w.size(), 1u);
+}
+
+} // namespace
+} // namespace memplace::detail
