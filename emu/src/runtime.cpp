@@ -299,6 +299,21 @@ cudaError_t symbolCopy(void* dst, const void* src, std::size_t count, const void
     return cudaSuccess;
 }
 
+cudaError_t symbolCopyByAddress(void* dst, const void* src, std::size_t count, const void* symbol,
+                                std::size_t offset, bool toSymbol, cudaMemcpyKind kind) {
+    const Allocation* a = nullptr;
+    {
+        Device& d = deviceStorage();
+        std::lock_guard lock(d.mutex);
+        a = findAllocationLocked(symbol, 1);
+    }
+    if (a == nullptr || a->kind != AllocKind::Symbol ||
+        reinterpret_cast<std::uintptr_t>(symbol) != a->base) {
+        return fail(cudaErrorInvalidSymbol);
+    }
+    return symbolCopy(dst, src, count, symbol, a->size, offset, toSymbol, kind);
+}
+
 cudaError_t funcSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
     if (cudaError_t e = ensureDevice(); e != cudaSuccess)
         return fail(e);

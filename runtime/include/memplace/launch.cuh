@@ -384,6 +384,20 @@ void arrayArguments(ArgsTuple& args, const void** ptrs, long long* widths,
 // Internal linkage: each translation unit's launch names its own constant pool.
 namespace {
 
+/// The address of this translation unit's constant pool, as the runtime's upload expects it.
+/// Under the CPU emulation layer the pool is first named as a symbol, so that the upload by
+/// address finds it (on a GPU the address alone is the symbol).
+inline const void* constantPoolSymbol() {
+#if defined(MEMPLACE_EMU)
+    static const bool registered = [] {
+        void* address = nullptr;
+        return cudaGetSymbolAddress(&address, tu::constantPool) == cudaSuccess;
+    }();
+    (void)registered;
+#endif
+    return static_cast<const void*>(&tu::constantPool);
+}
+
 /// Launches kernel descriptor K like `kernel<<<grid, block, sharedBytes, stream>>>(args...)`
 /// with the placement the runtime decides (see host.h for the controls). Returns the launch's
 /// cudaPeekAtLastError(), as the program would see it after `<<<>>>`.
@@ -428,7 +442,7 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
                                 stream,
                                 ptrs,
                                 widths,
-                                static_cast<const void*>(&tu::constantPool),
+                                constantPoolSymbol(),
                                 static_cast<std::size_t>(MEMPLACE_CONSTANT_POOL_BYTES)};
     detail::LaunchPlan plan;
     detail::prepareLaunch(kv, la, plan);

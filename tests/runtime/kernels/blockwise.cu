@@ -67,7 +67,7 @@ public:
         out_ = add<float>("out", Buffer::InOut, n_, [&](std::size_t) { return randomFloat(g); });
     }
     void runOriginal(cudaStream_t s) override {
-        blockwise_original<<<(n_ + 191) / 192, 192, 0, s>>>(n_, in_, out_);
+        MEMPLACE_LAUNCH(blockwise_original, (n_ + 191) / 192, 192, 0, s, n_, in_, out_);
     }
     cudaError_t runRewritten(cudaStream_t s) override {
         return memplace::launch<memplace_kernel_blockwise>((n_ + 191) / 192, 192, 0, s, n_, in_,

@@ -106,7 +106,7 @@ public:
                               [&](std::size_t i) { return static_cast<unsigned>(i * 7); });
     }
     void runOriginal(cudaStream_t s) override {
-        histogram_original<<<(n_ + 255) / 256, 256, 0, s>>>(n_, bins_, data_, hist_);
+        MEMPLACE_LAUNCH(histogram_original, (n_ + 255) / 256, 256, 0, s, n_, bins_, data_, hist_);
     }
     cudaError_t runRewritten(cudaStream_t s) override {
         return histogramRewritten(n_, bins_, data_, hist_, s);

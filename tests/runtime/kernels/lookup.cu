@@ -114,7 +114,7 @@ cudaError_t uniformLookupRewritten(int n, int iters, unsigned mask, const float*
 }
 void uniformLookupOriginal(int n, int iters, unsigned mask, const float* coef, float* out,
                            cudaStream_t s) {
-    uniform_lookup_original<<<(n + 255) / 256, 256, 0, s>>>(n, iters, mask, coef, out);
+    MEMPLACE_LAUNCH(uniform_lookup_original, (n + 255) / 256, 256, 0, s, n, iters, mask, coef, out);
 }
 cudaError_t scatteredLookupRewritten(int n, int iters, unsigned mask, const float* table,
                                      float* out, cudaStream_t s) {
@@ -123,7 +123,7 @@ cudaError_t scatteredLookupRewritten(int n, int iters, unsigned mask, const floa
 }
 void scatteredLookupOriginal(int n, int iters, unsigned mask, const float* table, float* out,
                              cudaStream_t s) {
-    scattered_lookup_original<<<(n + 255) / 256, 256, 0, s>>>(n, iters, mask, table, out);
+    MEMPLACE_LAUNCH(scattered_lookup_original, (n + 255) / 256, 256, 0, s, n, iters, mask, table, out);
 }
 
 namespace {

@@ -51,7 +51,7 @@ cudaError_t saxpyRewritten(int n, float a, const float* x, float* y, dim3 block,
                                                    x, y);
 }
 void saxpyOriginal(int n, float a, const float* x, float* y, dim3 block, cudaStream_t s) {
-    saxpy_original<<<(n + block.x - 1) / block.x, block, 0, s>>>(n, a, x, y);
+    MEMPLACE_LAUNCH(saxpy_original, (n + block.x - 1) / block.x, block, 0, s, n, a, x, y);
 }
 
 namespace {

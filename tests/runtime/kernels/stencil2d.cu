@@ -77,7 +77,7 @@ public:
     }
     dim3 grid() const { return dim3((w_ + 31) / 32, (h_ + 7) / 8); }
     void runOriginal(cudaStream_t s) override {
-        stencil2d_original<<<grid(), dim3(32, 8), 0, s>>>(w_, h_, in_, out_);
+        MEMPLACE_LAUNCH(stencil2d_original, grid(), dim3(32, 8), 0, s, w_, h_, in_, out_);
     }
     cudaError_t runRewritten(cudaStream_t s) override {
         return memplace::launch<memplace_kernel_stencil2d>(grid(), dim3(32, 8), 0, s, w_, h_,

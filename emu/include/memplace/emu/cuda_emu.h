@@ -3,8 +3,14 @@
 // runs its kernels on fibers. See docs/emulation.md.
 #pragma once
 
-#if defined(__CUDA__) && !defined(MEMPLACE_EMU)
+#if defined(__CUDA__) || defined(__CUDACC__)
 #error "memplace emu: compile as C++ (-x c++), not as CUDA: the emulator replaces the CUDA compiler"
+#endif
+
+/// Lets code that must differ under emulation (rarely: the runtime registers its constant pool)
+/// tell it is running on the CPU layer.
+#ifndef MEMPLACE_EMU
+#define MEMPLACE_EMU 1
 #endif
 
 // clang-format off

@@ -163,9 +163,41 @@ cudaError_t symbolCopy(void* dst, const void* src, size_t count, const void* sym
                        size_t symbolSize, size_t offset, bool toSymbol, cudaMemcpyKind kind);
 template <class T>
 inline constexpr bool kNotAddressOf = !std::is_pointer_v<T>;
+/// The C API's form: `symbol` is the symbol's address, which must be a registered symbol (one
+/// that was named by reference in a cudaMemcpyToSymbol or cudaGetSymbolAddress before).
+cudaError_t symbolCopyByAddress(void* dst, const void* src, size_t count, const void* symbol,
+                                size_t offset, bool toSymbol, cudaMemcpyKind kind);
 } // namespace memplace::emu::detail
 
+// The C API's overloads, taking the symbol's address (`const void* symbol`), as CUDA's
+// cuda_runtime_api.h declares them; the templates below take the symbol itself.
+inline cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count,
+                                      size_t offset = 0,
+                                      enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    return ::memplace::emu::detail::symbolCopyByAddress(nullptr, src, count, symbol, offset, true,
+                                                        kind);
+}
+inline cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
+                                           size_t offset = 0,
+                                           enum cudaMemcpyKind kind = cudaMemcpyHostToDevice,
+                                           cudaStream_t = 0) {
+    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
+                                        size_t offset = 0,
+                                        enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    return ::memplace::emu::detail::symbolCopyByAddress(dst, nullptr, count, symbol, offset,
+                                                        false, kind);
+}
+inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count,
+                                             size_t offset = 0,
+                                             enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost,
+                                             cudaStream_t = 0) {
+    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+
 template <class T>
+    requires(!std::is_pointer_v<T>)
 inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count,
                                       size_t offset = 0,
                                       enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
@@ -173,18 +205,21 @@ inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t c
                                                sizeof(T), offset, true, kind);
 }
 template <class T>
+    requires(!std::is_pointer_v<T>)
 inline cudaError_t
 cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count, size_t offset = 0,
                         enum cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
     return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
 }
 template <class T>
+    requires(!std::is_pointer_v<T>)
 inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
                                         enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
     return ::memplace::emu::detail::symbolCopy(dst, &symbol, count, &symbol, sizeof(T), offset,
                                                false, kind);
 }
 template <class T>
+    requires(!std::is_pointer_v<T>)
 inline cudaError_t
 cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count, size_t offset = 0,
                           enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
