@@ -78,11 +78,11 @@ std::optional<std::string> measurementsText(const ProbeOptions& o, int& exitCode
         return std::nullopt;
     }
     if (run->exitCode != 0) {
+        // The program's JSON says why; anything else it printed is not worth quoting.
         std::string why;
-        try {
-            auto j = json::parse(run->out);
-            why = j.value("error", "");
-        } catch (const json::exception&) {
+        json j = json::parse(run->out, nullptr, /*allow_exceptions=*/false);
+        if (j.is_object() && j.contains("error") && j["error"].is_string()) {
+            why = j["error"].get<std::string>();
         }
         if (run->exitCode == probe::kGpuExitNoDevice) {
             std::cerr << fmt::format("error: no GPU: {}\n", why.empty() ? "no CUDA device" : why);

@@ -24,7 +24,7 @@ uint64_t roundCapacity(double bytes) {
     }
     int e = static_cast<int>(std::floor(std::log2(bytes)));
     double unit = std::ldexp(1.0, std::max(0, e - 4));
-    return static_cast<uint64_t>(std::llround(bytes / unit) * unit);
+    return static_cast<uint64_t>(std::round(bytes / unit) * unit);
 }
 
 namespace {
@@ -42,7 +42,7 @@ std::string bytesText(double b) {
 } // namespace
 
 CapacityEstimate estimateCapacity(const std::vector<Point>& sweep, double hit, double miss,
-                                  double maxBytes) {
+                                  double maxBytes, SweepModel model) {
     CapacityEstimate est;
     if (sweep.empty() || !(miss > hit)) {
         est.how = "no estimate: the sweep is empty or the miss latency is not above the hit";
@@ -59,7 +59,7 @@ CapacityEstimate estimateCapacity(const std::vector<Point>& sweep, double hit, d
     bool aboveHalf = true; // every point so far had h >= 0.5
     for (const auto& p : pts) {
         double h = std::clamp((miss - p.y) / (miss - hit), 0.0, 1.0);
-        allFit = allFit && h >= 0.9;
+        allFit = allFit && h >= 0.97;
         aboveHalf = aboveHalf && h >= 0.5;
         if (allFit) {
             est.largestFit = static_cast<uint64_t>(p.x);
@@ -78,7 +78,7 @@ CapacityEstimate estimateCapacity(const std::vector<Point>& sweep, double hit, d
         est.how = fmt::format("every size up to {} fit: at least that", bytesText(pts.back().x));
         return est;
     }
-    if (!inRange.empty()) {
+    if (model == SweepModel::RandomSubset && !inRange.empty()) {
         est.bytes = median(inRange);
         est.how = fmt::format("resident fraction h ~ C/S past capacity: median of h*S over {} "
                               "point(s) = {}; largest set that fit: {}",
@@ -87,8 +87,11 @@ CapacityEstimate estimateCapacity(const std::vector<Point>& sweep, double hit, d
         return est;
     }
     est.bytes = largestHalf;
-    est.how = fmt::format("sharp drop: largest set with at least half of it resident = {}",
-                          bytesText(largestHalf));
+    est.pointsInRange = 0;
+    est.how =
+        fmt::format("{}: largest set with at least half of it resident = {}",
+                    model == SweepModel::FullPass ? "every line visited each pass" : "sharp drop",
+                    bytesText(largestHalf));
     return est;
 }
 
@@ -183,7 +186,7 @@ LineFit fitLine(const std::vector<Point>& pts) {
     if (pts.empty()) {
         return f;
     }
-    double n = static_cast<double>(pts.size());
+    auto n = static_cast<double>(pts.size());
     double sx = 0;
     double sy = 0;
     double sxx = 0;

@@ -18,22 +18,32 @@ double median(std::vector<double> v);
 /// becomes 50 MB, 2050 B becomes 2 KB).
 uint64_t roundCapacity(double bytes);
 
+/// How a capacity sweep touched its set, which decides how the curve past capacity reads.
+enum class SweepModel {
+    /// The set was brought in, then a random subset of it chased once: past the capacity C the
+    /// resident fraction is ~ C / S, so each point with 0.15 <= h <= 0.85 estimates C = h * S
+    /// (the median is taken).
+    RandomSubset,
+    /// Every line of the set is visited each pass (a sequential pass, then a random one): an
+    /// LRU-like cache evicts lines before their turn and the hits collapse right past the
+    /// capacity, so the capacity is the largest size before h first falls below one half.
+    FullPass,
+};
+
 /// Capacity of a cache from a working-set sweep (x = bytes of the set, y = cycles per access).
-/// `hit` and `miss` are the latencies of a hit in this cache and in the level below. Each point
-/// gives the resident fraction h = (miss - y) / (miss - hit). The set was brought in first and
-/// then accessed in random order, so h ~ C / S once the set outgrows the cache: the estimate is
-/// the median of h * S over the points with 0.15 <= h <= 0.85. When no point lies there (a
-/// cliff), it is the largest size with h >= 0.5; when every point hits, the largest size is a
-/// lower bound.
+/// `hit` and `miss` are the latencies of a hit in this cache and in the level below; each point
+/// gives the resident fraction h = (miss - y) / (miss - hit). RandomSubset falls back to the
+/// FullPass rule when no point lies in its range (a cliff); when every point hits, the largest
+/// size is a lower bound.
 struct CapacityEstimate {
     double bytes = 0;        ///< unrounded estimate; 0 when the sweep says nothing
     bool lowerBound = false; ///< every measured size fit: the cache is at least this large
-    uint64_t largestFit = 0; ///< the largest size with h >= 0.9
+    uint64_t largestFit = 0; ///< the largest size with h >= 0.97 (all smaller ones too)
     int pointsInRange = 0;   ///< points used by the h * S estimate
     std::string how;         ///< one line for the spec comment
 };
 CapacityEstimate estimateCapacity(const std::vector<Point>& sweep, double hit, double miss,
-                                  double maxBytes = 0);
+                                  double maxBytes = 0, SweepModel model = SweepModel::RandomSubset);
 
 /// Fetch granularity from a stride sweep over cold lines (x = stride, y = cycles per access):
 /// y(s) = hit + (miss - hit) * min(1, s / b). `hit` is given; `miss` is fitted by least squares

@@ -161,7 +161,7 @@ Expected<ProbeResult> analyze(const Measurements& m) {
         return fail(fmt::format("{}: no SM clock: neither measured nor reported", m.source));
     }
     if (clocks.empty()) {
-        r.warnings.push_back("the SM clock was not measured: the peak clock is used");
+        r.warnings.emplace_back("the SM clock was not measured: the peak clock is used");
     } else if (peakMHz > 0 && r.clockMHz < 0.9 * peakMHz) {
         r.warnings.push_back(fmt::format("the SM clock ran at {:.0f} MHz, below its peak of {:.0f} "
                                          "MHz: latencies of L2 and device memory in cycles "
@@ -169,25 +169,30 @@ Expected<ProbeResult> analyze(const Measurements& m) {
                                          r.clockMHz, peakMHz));
     }
     if (m.quick) {
-        r.warnings.push_back("quick measurements (--quick): fewer points, smaller sets");
+        r.warnings.emplace_back("quick measurements (--quick): fewer points, smaller sets");
     }
 
     // Capacities.
-    auto capacity = [&](const char* sweep, double hit, double miss, double maxBytes) {
+    auto capacity = [&](const char* sweep, double hit, double miss, double maxBytes,
+                        SweepModel model) {
         const auto* pts = findPoints(m.sweeps, sweep);
         if (pts == nullptr) {
             CapacityEstimate e;
             e.how = fmt::format("no {} sweep in the measurements", sweep);
             return e;
         }
-        return estimateCapacity(*pts, hit, miss, maxBytes);
+        return estimateCapacity(*pts, hit, miss, maxBytes, model);
     };
-    r.l1 = capacity("l1_capacity", lat("l1_hit"), lat("l2_via_l1"), 0);
-    r.texL1 = capacity("texl1_capacity", lat("tex_hit"), lat("tex_l2"), 0);
-    r.constL1 = capacity("const_capacity", lat("const_l1"), lat("const_l15"), 0);
+    // The GPU program brings the L1 and L2 sets in with a sweep and chases a random subset of
+    // their lines; the constant sets are chased whole, a sequential then a random pass.
+    r.l1 = capacity("l1_capacity", lat("l1_hit"), lat("l2_via_l1"), 0, SweepModel::RandomSubset);
+    r.texL1 =
+        capacity("texl1_capacity", lat("tex_hit"), lat("tex_l2"), 0, SweepModel::RandomSubset);
+    r.constL1 =
+        capacity("const_capacity", lat("const_l1"), lat("const_l15"), 0, SweepModel::FullPass);
     r.constL15 = capacity("const_capacity", lat("const_l15"), lat("const_l2"),
-                          static_cast<double>(dev.totalConstantBytes));
-    r.l2 = capacity("l2_capacity", lat("l2_hit"), lat("dram"), 0);
+                          static_cast<double>(dev.totalConstantBytes), SweepModel::FullPass);
+    r.l2 = capacity("l2_capacity", lat("l2_hit"), lat("dram"), 0, SweepModel::RandomSubset);
 
     // Fetch granularity.
     auto granularity = [&](const char* sweep, double hit) {
@@ -447,7 +452,7 @@ Expected<ProbeResult> analyze(const Measurements& m) {
                             r.banks.banks, r.banks.rms, cyc(r.banks.base), cyc(r.banks.perWay),
                             cyc(r.banks.worst)));
     } else {
-        r.warnings.push_back("no bank-conflict sweep: 32 banks assumed");
+        r.warnings.emplace_back("no bank-conflict sweep: 32 banks assumed");
         w.field("banks", "32", "[doc] no bank sweep in the measurements");
     }
     w.field("latency", latText("shared"),

@@ -43,7 +43,7 @@ TEST(EstimateCapacity, RandomAccessCurveGivesTheCapacity) {
     auto est = estimateCapacity(randomAccessCurve(240 * kKB, 33, 260, sizes), 33, 260);
     EXPECT_NEAR(est.bytes, 240 * kKB, 1);
     EXPECT_FALSE(est.lowerBound);
-    EXPECT_EQ(est.largestFit, static_cast<uint64_t>(256 * kKB)); // h = 0.94 there
+    EXPECT_EQ(est.largestFit, static_cast<uint64_t>(240 * kKB));
     EXPECT_GE(est.pointsInRange, 2);
     EXPECT_NE(est.how.find("median"), std::string::npos);
 }
@@ -55,6 +55,18 @@ TEST(EstimateCapacity, CliffGivesTheLargestSetThatStaysHalfResident) {
     EXPECT_EQ(est.bytes, 2048);
     EXPECT_EQ(est.pointsInRange, 0);
     EXPECT_NE(est.how.find("sharp drop"), std::string::npos);
+}
+
+TEST(EstimateCapacity, FullPassTakesTheLargestSetBeforeTheDrop) {
+    // Recorded on an H100 (constant cache, sequential then random pass over every line): the
+    // C/S reading of the partial points would say 1 KB; the cache holds 2 KB.
+    std::vector<Point> pts = {{1536, 29.5}, {2048, 33.9}, {2560, 69.0},
+                              {3072, 76.5}, {4096, 89.6}, {8192, 96.6}};
+    auto full = estimateCapacity(pts, 28.0, 98.1, 0, SweepModel::FullPass);
+    EXPECT_EQ(full.bytes, 2048);
+    EXPECT_NE(full.how.find("every line visited"), std::string::npos);
+    auto subset = estimateCapacity(pts, 28.0, 98.1, 0, SweepModel::RandomSubset);
+    EXPECT_LT(subset.bytes, 1100);
 }
 
 TEST(EstimateCapacity, EverythingFitsIsALowerBound) {

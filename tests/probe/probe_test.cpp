@@ -60,7 +60,7 @@ TEST(Analyze, RecoversTheSyntheticParameters) {
     EXPECT_EQ(roundCapacity(r->l1.bytes), 240u * 1024);
     EXPECT_EQ(roundCapacity(r->texL1.bytes), 240u * 1024);
     EXPECT_EQ(roundCapacity(r->constL1.bytes), 2048u);
-    EXPECT_NEAR(r->constL15.bytes, 32 * 1024, 0.1 * 32 * 1024);
+    EXPECT_EQ(roundCapacity(r->constL15.bytes), 32u * 1024);
     EXPECT_NEAR(r->l2.bytes, 48 << 20, 0.05 * (48 << 20));
     EXPECT_EQ(r->l1Fetch.bytes, 32u);
     EXPECT_EQ(r->l2Fetch.bytes, 64u);
@@ -206,6 +206,68 @@ TEST(Analyze, JsonAndSummaryCarryTheFits) {
     std::string text = summaryText(*r);
     EXPECT_NE(text.find("Synthetic GPU"), std::string::npos);
     EXPECT_NE(text.find("bandwidth"), std::string::npos);
+}
+
+// Recorded on the H100 of the GPU machines (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0)
+// on 2026-11-22 by `memplace probe --save-measurements`; see docs/NOTES.md.
+TEST(RecordedH100, FitsGiveTheMeasuredHierarchy) {
+    auto r = analyze(load("h100_measurements.json"));
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings.front();
+    EXPECT_EQ(r->clockMHz, 1980);
+    EXPECT_EQ(roundCapacity(r->l1.bytes), 232u * 1024);
+    EXPECT_EQ(roundCapacity(r->texL1.bytes), 240u * 1024);
+    EXPECT_EQ(r->l1.largestFit, 232u * 1024);
+    EXPECT_EQ(roundCapacity(r->constL1.bytes), 2048u);
+    EXPECT_TRUE(r->constL15.lowerBound);
+    EXPECT_EQ(r->constL15.bytes, 65536);
+    EXPECT_NEAR(r->l2.bytes, 34.5 * (1 << 20), 2 << 20); // one SM's view of the 50 MB L2
+    EXPECT_EQ(r->l1Fetch.bytes, 32u);
+    EXPECT_EQ(r->texFetch.bytes, 32u);
+    EXPECT_EQ(r->l2Fetch.bytes, 64u);
+    EXPECT_EQ(r->constFetch.first, 64u);
+    EXPECT_EQ(r->constFetch.second, 256u);
+    EXPECT_EQ(r->banks.banks, 32u);
+    EXPECT_NEAR(r->banks.perWay, 2, 0.1);
+    EXPECT_NEAR(r->constLanes.slope, 11, 0.5); // cycles per further distinct constant address
+    // Every calibration kernel is predicted within 10% by the fitted path model.
+    for (const auto* f : {&r->memoryBoundFit, &r->computeBoundFit}) {
+        EXPECT_GE(f->kernels.size(), 8u);
+        for (const auto& k : f->kernels) {
+            EXPECT_NEAR(k.predictedCycles / k.measuredCycles, 1, 0.1) << k.name;
+        }
+    }
+    // The memory-bound factors order the levels by their cost per transaction at full load.
+    EXPECT_LT(r->concurrency.at("L2").first, r->concurrency.at("L1").first);
+    EXPECT_LT(r->concurrency.at("L1").first, r->concurrency.at("shared").first);
+    EXPECT_LT(r->concurrency.at("shared").first, r->concurrency.at("constL1").first);
+    for (const auto& [mem, ab] : r->concurrency) {
+        EXPECT_LE(ab.first, ab.second) << mem << ": compute-bound costs more per transaction";
+    }
+}
+
+TEST(RecordedH100, WritesTheCommittedSpec) {
+    auto r = analyze(load("h100_measurements.json"));
+    ASSERT_TRUE(r) << r.message();
+    auto s = spec::parseSpec(r->msl, "h100_probed.msl");
+    ASSERT_TRUE(s) << s.message();
+    expectSameStructureAsH100(*s);
+    expectEveryNumberCommented(r->msl);
+    EXPECT_EQ(s->findMemory("shared")->latency.read, 23);
+    EXPECT_EQ(s->findMemory("L1")->latency.read, 32);
+    EXPECT_EQ(s->findMemory("texL1")->latency.read, 88);
+    EXPECT_EQ(s->findMemory("constL1")->latency.read, 28);
+    EXPECT_EQ(s->findMemory("constL15")->latency.read, 98);
+    EXPECT_EQ(s->findMemory("L2")->latency.read, 328);
+    EXPECT_EQ(s->findMemory("global")->latency.read, 689);
+    EXPECT_EQ(s->findMemory("constant")->latency.read, 759);
+    EXPECT_EQ(s->findMemory("L2persist")->size, 32768000u);
+    // The output format, byte for byte. After a deliberate change, regenerate with
+    //   build/bin/memplace probe --measurements tests/probe/data/h100_measurements.json \
+    //       -o tests/probe/data/h100_probed.msl --force
+    auto golden = readFile(dataFile("h100_probed.msl"));
+    ASSERT_TRUE(golden) << golden.message();
+    EXPECT_EQ(r->msl, *golden);
 }
 
 TEST(CompareSpecs, SameSpecHasNoDifferencesAndH100DiffersInNumbers) {
