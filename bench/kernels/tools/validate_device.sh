@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Validates the benchmark programs on a GPU machine: builds every program with nvcc, runs each
-# on all its inputs with --check (the first input and "large" first, the rest while time is
-# left), runs compute-sanitizer memcheck on the first input of each, and prints a summary last.
+# on all its inputs with --check (the first input and the large one first, the rest while time
+# is left), runs compute-sanitizer memcheck on the first input of each and racecheck on the
+# shared-memory kernels, and prints a summary last.
 #
 #   tools/validate_device.sh OUTDIR [SECONDS]     (default 150 s; SKIP_BUILD=1 keeps bin/)
 # No run starts after SECONDS (each may take 45 s more), no sanitizer run after SECONDS + 20.
@@ -80,14 +81,22 @@ echo "== runs: ${#phase1[@]} first, then ${#phase2[@]} while time is left"
 printf '%s\n' "${phase1[@]}" "${phase2[@]}" |
     xargs -P 6 -L1 bash -c 'run_one "$0" "$1"' >>"$out/results.jsonl"
 
-echo "== compute-sanitizer memcheck (first inputs)" | tee "$out/sanitizer.log"
+echo "== compute-sanitizer: memcheck on first inputs, racecheck on the shared-memory kernels" |
+    tee "$out/sanitizer.log"
 if command -v compute-sanitizer >/dev/null; then
-    for p in $programs; do
-        [ -x "bin/$p" ] && echo "$p $("bin/$p" --list-inputs | head -1 | cut -f1)"
-    done | xargs -P 8 -L1 bash -c '
-        if [ "$(date +%s)" -ge "$((deadline + 20))" ]; then echo "$0 $1: not run (time)"; exit; fi
-        r=$(timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 "bin/$0" --input "$1" --check --repeat 1 --warmup 0 2>&1)
-        echo "$0 $1: rc=$? $(echo "$r" | grep -E "ERROR SUMMARY|Invalid|error" | head -3 | tr "\n" " ")"' |
+    {
+        for p in $programs; do
+            [ -x "bin/$p" ] && echo "memcheck $p --input $("bin/$p" --list-inputs | head -1 | cut -f1)"
+        done
+        for a in "mm --size 128" "transpose --size 256" "scan --size 100000" \
+            "radixsort --size 100000" "reduction --size 100000"; do
+            [ -x "bin/${a%% *}" ] && echo "racecheck $a"
+        done
+    } | xargs -P 8 -L1 bash -c '
+        if [ "$(date +%s)" -ge "$((deadline + 20))" ]; then echo "$0 $*: not run (time)"; exit; fi
+        tool=$0 p=$1; shift
+        r=$(timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 "bin/$p" "$@" --check --repeat 1 --warmup 0 2>&1)
+        echo "$tool $p $*: rc=$? $(echo "$r" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|hazard" | head -3 | tr "\n" " ")"' |
         tee -a "$out/sanitizer.log"
 else
     echo "compute-sanitizer not found" | tee -a "$out/sanitizer.log"
