@@ -78,6 +78,30 @@ inline cudaError_t launchFromPointers(void (*kernel)(P...), dim3 grid, dim3 bloc
 
 } // namespace memplace::emu::detail
 
+namespace memplace::emu {
+
+/// A launch written `k<<<grid, block, sharedBytes, stream>>>(args...)` in a plain CUDA program,
+/// for tools that convert such launches textually into `chevrons(grid, block, ...)(k, args...)`
+/// (bench/kernels/tools/cpu_check.sh). Rewritten programs use MEMPLACE_LAUNCH instead.
+struct Chevrons {
+    dim3 grid;
+    dim3 block;
+    size_t sharedBytes = 0;
+    cudaStream_t stream = 0;
+
+    template <class... P, class... A>
+    cudaError_t operator()(void (*kernel)(P...), A&&... args) const {
+        return detail::launchKernel("<<<>>>", kernel, grid, block, sharedBytes, stream,
+                                    std::forward<A>(args)...);
+    }
+};
+
+inline Chevrons chevrons(dim3 grid, dim3 block, size_t sharedBytes = 0, cudaStream_t stream = 0) {
+    return Chevrons{grid, block, sharedBytes, stream};
+}
+
+} // namespace memplace::emu
+
 #define MEMPLACE_LAUNCH(kernel, grid, block, sharedBytes, stream, ...)                             \
     ((void)::memplace::emu::detail::launchKernel(#kernel, kernel, grid, block, sharedBytes,        \
                                                  stream __VA_OPT__(, ) __VA_ARGS__))
