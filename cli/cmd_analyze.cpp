@@ -17,7 +17,7 @@ namespace {
 namespace ki = memplace::kernelinfo;
 
 std::string formatBytes(uint64_t b) {
-    if (b >= 1024 * 1024 && b % 1024 == 0) {
+    if (b >= uint64_t{1024} * 1024 && b % 1024 == 0) {
         return fmt::format("{:g} MB", static_cast<double>(b) / (1024.0 * 1024.0));
     }
     if (b >= 1024) {
@@ -250,8 +250,13 @@ int runAnalyze(const AnalyzeOptionsCli& o) {
     ki::FileInfo out = *info;
     if (!o.kernel.empty()) {
         std::vector<ki::KernelInfo> kept;
+        auto unqualified = [](const std::string& n) {
+            size_t p = n.rfind("::", n.find('<'));
+            return p == std::string::npos ? n : n.substr(p + 2);
+        };
         for (auto& k : out.kernels) {
-            if (k.name == o.kernel || k.instantiation == o.kernel) {
+            if (k.name == o.kernel || k.instantiation == o.kernel ||
+                unqualified(k.name) == o.kernel || unqualified(k.instantiation) == o.kernel) {
                 kept.push_back(std::move(k));
             }
         }
@@ -291,7 +296,9 @@ static void addAnalyzeCommand(CLI::App& app, CommandContext& ctx) {
     cmd->add_option("clang-args", o->clangArgs,
                     "Extra clang arguments, after `--` (e.g. -- -DN=1024 -Iinclude "
                     "--cuda-path=/opt/cuda)");
-    cmd->add_option("--kernel", o->kernel, "Only this kernel (name or instantiation)");
+    cmd->add_option("--kernel", o->kernel,
+                    "Only this kernel: its name (with or without namespaces) or one "
+                    "instantiation (\"scale<float>\")");
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->footer("Exit codes: 0 analysed; 2 the file cannot be read or parsed, or no CUDA "
                 "installation is found.");

@@ -793,8 +793,17 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
                 loc.sourceLine(t->getLocation()));
         }
     }
+    // One entry per allocation as written (a host template's instantiations repeat it), unless
+    // the instantiations allocate different constant sizes.
     for (const auto& a : host.allocations) {
-        analysis->info_.allocations.push_back(a.site);
+        bool seen = std::any_of(analysis->info_.allocations.begin(),
+                                analysis->info_.allocations.end(), [&](const auto& b) {
+                                    return b.location == a.site.location &&
+                                           b.variable == a.site.variable && b.bytes == a.site.bytes;
+                                });
+        if (!seen) {
+            analysis->info_.allocations.push_back(a.site);
+        }
     }
     for (const auto& d : analysis->warnings_.all()) {
         std::string f = d.format();

@@ -88,7 +88,7 @@ LocKey locKey(const clang::SourceManager& sm, clang::SourceLocation loc) {
 
 InstantiationName instantiationName(const FunctionDecl* fn, const ASTContext& ctx) {
     InstantiationName n;
-    n.name = fn->getNameAsString();
+    n.name = fn->getQualifiedNameAsString();
     n.full = n.name;
     if (const TemplateArgumentList* args = fn->getTemplateSpecializationArgs()) {
         PrintingPolicy pp(ctx.getLangOpts());
@@ -273,13 +273,13 @@ public:
     explicit ModVisitor(Fn fn) : fn_(std::move(fn)) {}
     bool shouldVisitLambdaBody() const { return true; }
 
-    bool VisitVarDecl(VarDecl* v) {
+    bool VisitVarDecl(VarDecl* v) { // NOLINT(readability-identifier-naming)
         if (!isa<ParmVarDecl>(v) && v->hasInit()) {
             fn_(v, 0, v->getInit());
         }
         return true;
     }
-    bool VisitBinaryOperator(BinaryOperator* b) {
+    bool VisitBinaryOperator(BinaryOperator* b) { // NOLINT(readability-identifier-naming)
         if (b->isAssignmentOp()) {
             if (const VarDecl* v = refVar(b->getLHS())) {
                 bool direct = isa<DeclRefExpr>(b->getLHS()->IgnoreParenImpCasts());
@@ -288,7 +288,7 @@ public:
         }
         return true;
     }
-    bool VisitUnaryOperator(UnaryOperator* u) {
+    bool VisitUnaryOperator(UnaryOperator* u) { // NOLINT(readability-identifier-naming)
         if (u->isIncrementDecrementOp()) {
             if (const VarDecl* v = refVar(u->getSubExpr())) {
                 fn_(v, 1, nullptr);
@@ -300,7 +300,7 @@ public:
         }
         return true;
     }
-    bool VisitCallExpr(CallExpr* call) {
+    bool VisitCallExpr(CallExpr* call) { // NOLINT(readability-identifier-naming)
         const FunctionDecl* fd = call->getDirectCallee();
         unsigned shift = 0;
         if (isa<CXXOperatorCallExpr>(call) && fd != nullptr && isa<CXXMethodDecl>(fd)) {

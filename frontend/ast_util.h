@@ -59,9 +59,9 @@ LocKey locKey(const clang::SourceManager& sm, clang::SourceLocation loc);
 
 /// A function's name and, for a template specialisation, its printed template arguments.
 struct InstantiationName {
-    std::string name;              ///< "scale"
+    std::string name;              ///< "scale"; qualified: "ns::scale"
     std::vector<std::string> args; ///< {"float", "128"}
-    std::string full;              ///< "scale<float, 128>"; the name for non-templates
+    std::string full;              ///< "ns::scale<float, 128>"; the name for non-templates
 };
 InstantiationName instantiationName(const clang::FunctionDecl* fn, const clang::ASTContext& ctx);
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <ranges>
 
 namespace memplace::frontend::detail {
 
@@ -59,6 +60,7 @@ struct PointerMatch {
     const Expr* offset = nullptr;                ///< `i` of `a + i` (null: offset 0)
     bool negated = false;                        ///< `a - i`
     const ArraySubscriptExpr* element = nullptr; ///< `&a[i]`
+    std::vector<const Expr*> elementIndices;     ///< `&a[i][j]`: i, j
 };
 
 /// A (possibly multi-dimensional) subscript of an array.
@@ -138,6 +140,8 @@ private:
     void callHelper(const CallExpr* call, const FunctionDecl* def);
     void opaqueCall(const CallExpr* call, const FunctionDecl* fd, const std::string& why);
     void handleArrayValue(const Expr* e, int array, Use use);
+    /// Walks the index parts of a pointer expression: `i` of `a + i`, `i, j` of `&a[i][j]`.
+    void walkPointerIndices(const PointerMatch& m);
     /// Reports a subscript of something that is not an array of the kernel; true when it
     /// was a hazard of an array (its base is then not walked again).
     bool reportUntracked(const ArraySubscriptExpr* ase);
@@ -329,8 +333,8 @@ std::optional<int> KernelWalker::arrayOf(const Expr* e, bool* reinterpreted) {
         return std::nullopt;
     }
     if (const auto* p = dyn_cast<ParmVarDecl>(dre->getDecl())) {
-        for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
-            if (auto it = f->arrayParams.find(p); it != f->arrayParams.end()) {
+        for (const Frame& f : std::views::reverse(frames_)) {
+            if (auto it = f.arrayParams.find(p); it != f.arrayParams.end()) {
                 return it->second;
             }
         }
@@ -381,6 +385,7 @@ std::optional<PointerMatch> KernelWalker::matchPointer(const Expr* e) {
                 m.array = sm->array;
                 m.base = sm->base;
                 m.element = ase;
+                m.elementIndices = sm->indices;
                 return m;
             }
         }
@@ -641,6 +646,13 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
     }
 }
 
+void KernelWalker::walkPointerIndices(const PointerMatch& m) {
+    walkExpr(m.offset, Use::Read);
+    for (const Expr* i : m.elementIndices) {
+        walkExpr(i, Use::Read);
+    }
+}
+
 void KernelWalker::handleArrayValue(const Expr* e, int array, Use use) {
     const std::string& name = arrayName(array);
     if (raw_.info.arrays[array].kind == ki::ArrayKind::TextureObject && use == Use::Read) {
@@ -865,13 +877,7 @@ bool KernelWalker::handleIntrinsic(const CallExpr* call, const std::string& name
     }
     AccessMode access = atomic ? AccessMode::Atomic : load ? AccessMode::Read : AccessMode::Write;
     recordPointerSite(call, *m, access, ki::SiteForm::PointerOffset, name, "");
-    if (m->element != nullptr) {
-        auto sm = matchSubscript(m->element);
-        for (const Expr* i : sm->indices) {
-            walkExpr(i, Use::Read);
-        }
-    }
-    walkExpr(m->offset, Use::Read);
+    walkPointerIndices(*m);
     for (unsigned i = 1; i < call->getNumArgs(); ++i) {
         walkExpr(call->getArg(i), Use::Read);
     }
@@ -943,12 +949,7 @@ void KernelWalker::opaqueCall(const CallExpr* call, const FunctionDecl* fd,
         if (auto m = matchPointer(arg)) {
             addHazard(ki::HazardKind::Escapes, m->array, arg->getBeginLoc(),
                       fmt::format("'{}' is passed to '{}', {}", truncate(text(arg)), callee, why));
-            walkExpr(m->offset, Use::Read);
-            if (m->element != nullptr) {
-                for (const Expr* ix : matchSubscript(m->element)->indices) {
-                    walkExpr(ix, Use::Read);
-                }
-            }
+            walkPointerIndices(*m);
             continue;
         }
         bool byRef = false;
@@ -1005,12 +1006,7 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
                 addHazard(ki::HazardKind::PointerArithmetic, m->array, arg->getBeginLoc(),
                           fmt::format("'{}' is passed to '{}'", truncate(text(arg)),
                                       def->getNameAsString()));
-                walkExpr(m->offset, Use::Read);
-                if (m->element != nullptr) {
-                    for (const Expr* ix : matchSubscript(m->element)->indices) {
-                        walkExpr(ix, Use::Read);
-                    }
-                }
+                walkPointerIndices(*m);
                 continue;
             }
         }
@@ -1419,8 +1415,8 @@ void KernelWalker::recordPointerSite(const Expr* accessExpr, const PointerMatch&
                                      AccessMode access, ki::SiteForm form,
                                      const std::string& intrinsic, const std::string& member) {
     if (m.element != nullptr) {
-        auto sm = matchSubscript(m.element);
-        recordSubscriptSite(accessExpr, *sm, access, form, intrinsic, member);
+        recordSubscriptSite(accessExpr, SubscriptMatch{m.array, m.base, m.elementIndices}, access,
+                            form, intrinsic, member);
         return;
     }
     SymValue flat = SymValue::constant(0);
@@ -1602,9 +1598,9 @@ SymValue KernelWalker::evalDecl(const DeclRefExpr* d) {
         return SymValue::unknown(fmt::format("'{}'", decl->getNameAsString()));
     }
     std::string name = vd->getNameAsString();
-    for (auto l = loops_.rbegin(); l != loops_.rend(); ++l) {
-        if (l->iv == vd) {
-            return l->value;
+    for (const ActiveLoop& l : std::views::reverse(loops_)) {
+        if (l.iv == vd) {
+            return l.value;
         }
     }
     if (!isIntegral(vd->getType()) && !vd->getType()->isReferenceType()) {

@@ -240,7 +240,7 @@ struct KernelParam {
 };
 
 struct KernelInfo {
-    std::string name;          ///< "saxpy"; for templates the template's name
+    std::string name;          ///< "saxpy", qualified ("ns::saxpy"); templates: the template's
     std::string instantiation; ///< "saxpy", "scale<float, 128>"
     std::vector<std::string> templateArgs;
     SourceLocation location; ///< the kernel's name in its definition

@@ -100,9 +100,9 @@ public:
         if (!j_.is_object() || !j_.contains(key)) {
             throw ReadError(fmt::format("{}: missing key \"{}\"", path_, key));
         }
-        return Reader(j_.at(key), path_ + "." + key);
+        return {j_.at(key), path_ + "." + key};
     }
-    Reader at(size_t i) const { return Reader(j_.at(i), fmt::format("{}[{}]", path_, i)); }
+    Reader at(size_t i) const { return {j_.at(i), fmt::format("{}[{}]", path_, i)}; }
     size_t size() const {
         if (!j_.is_array()) {
             throw ReadError(fmt::format("{}: expected an array", path_));
@@ -128,7 +128,7 @@ public:
         return j_.get<bool>();
     }
     std::string strOr(const char* key, std::string fallback = {}) const {
-        return has(key) ? at(key).str() : fallback;
+        return has(key) ? at(key).str() : std::move(fallback);
     }
     Poly poly() const {
         if (j_.is_number_integer()) {
@@ -446,6 +446,7 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
         putLocation(ja, a.declaration, mainFile);
         ja["mode"] = accessModeName(a.mode);
         ja["extent"] = {{"bytes", a.extent.bytes ? ojson(*a.extent.bytes) : ojson(nullptr)},
+                        {"dynamic", a.extent.dynamic()},
                         {"source", a.extent.source}};
         if (!a.dims.empty()) {
             ja["dims"] = a.dims;

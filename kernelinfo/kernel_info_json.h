@@ -3,7 +3,8 @@
 //
 // {"file": "k.cu", "site_count": 12,
 //  "kernels": [{
-//     "name": "scale", "instantiation": "scale<float, 128>", "template_args"?: ["float","128"],
+//     "name": "scale" (qualified: "ns::scale"), "instantiation": "scale<float, 128>",
+//     "template_args"?: ["float","128"],
 //     "line": 3, "column": 17,
 //     "parameters": [{"name": "a", "type": "float *", "pointer": true}, ...],
 //     "block_dim"?: [128,1,1], "grid_dim"?: [...],
@@ -11,7 +12,8 @@
 //                 "param_index"?: 0, "element_type": "float", "element_size": 4,
 //                 "const": false, "restrict": false, "line": 3, "column": 30,
 //                 "mode": "none|read|write|readwrite|atomic",
-//                 "extent": {"bytes": 4096 | null, "source": "cudaMalloc at 20:5"},
+//                 "extent": {"bytes": 4096 | null, "dynamic": false | true,
+//                            "source": "cudaMalloc at 20:5" | why no size is known},
 //                 "dims"?: [16,16], "dimensionality": 1, "row_length"?: "n" | 16,
 //                 "feasible": ["global", ...], "excluded": {"constant": "reason", ...}}],
 //     "sites": [{"id": 0, "array": "a", "file"?: "h.cuh", "line": 5, "column": 14,
