@@ -102,8 +102,10 @@ const ki::Site& siteAt(const ki::KernelInfo& k, const Snippet& s, const std::str
     return none;
 }
 
-ki::Poly P(const char* text) {
-    return *ki::Poly::parse(text);
+ki::Poly poly(const char* text) {
+    auto p = ki::Poly::parse(text);
+    EXPECT_TRUE(p.has_value()) << text;
+    return p.value_or(ki::Poly());
 }
 
 std::string rangeText(const Analysis& a, clang::CharSourceRange r) {
@@ -131,23 +133,23 @@ __global__ void k(int n, int w, const float* in, float* out) {
     EXPECT_EQ(w.index.kind, ki::IndexKind::Affine);
     ASSERT_EQ(w.index.terms.size(), 4u);
     EXPECT_EQ(w.index.terms[0].var, "threadIdx.x");
-    EXPECT_EQ(w.index.terms[0].coeff, P("1"));
+    EXPECT_EQ(w.index.terms[0].coeff, poly("1"));
     EXPECT_EQ(w.index.terms[1].var, "threadIdx.y");
-    EXPECT_EQ(w.index.terms[1].coeff, P("w"));
+    EXPECT_EQ(w.index.terms[1].coeff, poly("w"));
     EXPECT_EQ(w.index.terms[2].var, "blockIdx.x");
-    EXPECT_EQ(w.index.terms[2].coeff, P("blockDim.x"));
+    EXPECT_EQ(w.index.terms[2].coeff, poly("blockDim.x"));
     EXPECT_EQ(w.index.terms[3].var, "blockIdx.y");
-    EXPECT_EQ(w.index.terms[3].coeff, P("blockDim.y*w"));
+    EXPECT_EQ(w.index.terms[3].coeff, poly("blockDim.y*w"));
     const auto& r1 = siteAt(k, s, "in[(y");
-    EXPECT_EQ(r1.index.terms[0].coeff, P("2"));
-    EXPECT_EQ(r1.index.offset, P("w - 3"));
+    EXPECT_EQ(r1.index.terms[0].coeff, poly("2"));
+    EXPECT_EQ(r1.index.offset, poly("w - 3"));
     const auto& r2 = siteAt(k, s, "in[n - 1");
-    EXPECT_EQ(r2.index.terms[0].coeff, P("-1"));
-    EXPECT_EQ(r2.index.offset, P("n - 1"));
+    EXPECT_EQ(r2.index.terms[0].coeff, poly("-1"));
+    EXPECT_EQ(r2.index.offset, poly("n - 1"));
     const ki::ArrayInfo* out = k.findArray("out");
     ASSERT_NE(out, nullptr);
     EXPECT_EQ(out->dimensionality, 2);
-    EXPECT_EQ(out->rowLength, P("w"));
+    EXPECT_EQ(out->rowLength, poly("w"));
     EXPECT_EQ(k.findArray("in")->mode, ki::AccessMode::Read);
 }
 
@@ -208,7 +210,7 @@ __global__ void k(int n, float* a, const float* b) {
     ASSERT_EQ(k.loops.size(), 4u);
     EXPECT_EQ(k.loops[0].var, "i");
     EXPECT_FALSE(k.loops[0].tripCount.has_value());
-    EXPECT_EQ(k.loops[0].step, P("blockDim.x*gridDim.x"));
+    EXPECT_EQ(k.loops[0].step, poly("blockDim.x*gridDim.x"));
     EXPECT_EQ(k.loops[1].tripCount, 4);
     EXPECT_EQ(k.loops[1].parent, 0);
     EXPECT_EQ(k.loops[2].tripCount, 8); // 128, 64, ..., 1
@@ -217,11 +219,11 @@ __global__ void k(int n, float* a, const float* b) {
     ASSERT_EQ(ai.index.kind, ki::IndexKind::Affine);
     ASSERT_EQ(ai.index.terms.size(), 3u);
     EXPECT_EQ(ai.index.terms[2].var, "i");
-    EXPECT_EQ(ai.index.terms[2].coeff, P("blockDim.x*gridDim.x"));
+    EXPECT_EQ(ai.index.terms[2].coeff, poly("blockDim.x*gridDim.x"));
     EXPECT_EQ(ai.loops, (std::vector<int>{0, 1}));
     const auto& bt = siteAt(k, s, "b[t]");
     EXPECT_EQ(bt.index.terms[0].var, "t");
-    EXPECT_EQ(bt.index.terms[0].coeff, P("2"));
+    EXPECT_EQ(bt.index.terms[0].coeff, poly("2"));
     EXPECT_EQ(siteAt(k, s, "b[s]").index.kind, ki::IndexKind::Unknown);
     const auto& aj = siteAt(k, s, "a[j]");
     EXPECT_EQ(aj.index.kind, ki::IndexKind::Unknown);
@@ -339,7 +341,7 @@ int main() {
     EXPECT_EQ(kf.findArray("buf")->extent.bytes, 512u);
     EXPECT_EQ(kd.findArray("buf")->extent.bytes, 512u);
     EXPECT_EQ(kf.templateArgs, (std::vector<std::string>{"float", "128"}));
-    EXPECT_EQ(siteAt(kf, s, "in[blockIdx").index.terms[1].coeff, P("128"));
+    EXPECT_EQ(siteAt(kf, s, "in[blockIdx").index.terms[1].coeff, poly("128"));
     // Aliasing: the launch passes f twice.
     ASSERT_FALSE(kf.hazards.empty());
     EXPECT_EQ(kf.hazards[0].kind, ki::HazardKind::Aliasing);
@@ -396,8 +398,8 @@ int main() {
     EXPECT_EQ(k.arrays[5].dims, (std::vector<uint64_t>{8, 9}));
     const auto& t = siteAt(k, s, "tile[threadIdx.y]");
     EXPECT_EQ(t.subscripts.size(), 2u);
-    EXPECT_EQ(t.index.terms[0].coeff, P("1"));
-    EXPECT_EQ(t.index.terms[1].coeff, P("9"));
+    EXPECT_EQ(t.index.terms[0].coeff, poly("1"));
+    EXPECT_EQ(t.index.terms[1].coeff, poly("9"));
     const auto& tab = siteAt(k, s, "table[in");
     EXPECT_EQ(tab.index.kind, ki::IndexKind::Indirect);
     const auto& at = siteAt(k, s, "atomicAdd(&out");
@@ -497,7 +499,7 @@ __global__ void k(float* a) { a[threadIdx.x * STRIDE] = 0; }
 )");
     auto an = s.analyze({"-DSTRIDE=3"});
     ASSERT_TRUE(an);
-    EXPECT_EQ(an->info().kernels[0].sites[0].index.terms[0].coeff, P("3"));
+    EXPECT_EQ(an->info().kernels[0].sites[0].index.terms[0].coeff, poly("3"));
 }
 
 } // namespace

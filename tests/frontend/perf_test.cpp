@@ -35,14 +35,14 @@ std::string generate(size_t targetLines) {
             std::ifstream in(f);
             std::string line;
             std::vector<std::string> macros;
-            body.push_back("namespace copy" + std::to_string(copy) + "_" + f.stem().string() +
-                           " {");
+            body.emplace_back("namespace copy" + std::to_string(copy) + "_" + f.stem().string() +
+                              " {");
             while (std::getline(in, line)) {
-                if (line.rfind("#include", 0) == 0) {
+                if (line.starts_with("#include")) {
                     includes.insert(line);
                     continue;
                 }
-                if (line.rfind("#define ", 0) == 0) {
+                if (line.starts_with("#define ")) {
                     std::string name = line.substr(8);
                     name = name.substr(0, name.find_first_of(" (\t"));
                     macros.push_back(name);

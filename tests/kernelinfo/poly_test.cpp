@@ -59,7 +59,7 @@ TEST(Poly, Evaluate) {
 TEST(Poly, PrintsAndParsesBack) {
     struct Case {
         Poly p;
-        const char* text;
+        const char* text = nullptr;
     };
     const Case cases[] = {
         {Poly(), "0"},
@@ -73,8 +73,7 @@ TEST(Poly, PrintsAndParsesBack) {
     for (const auto& k : cases) {
         EXPECT_EQ(k.p.toString(), k.text);
         auto back = Poly::parse(k.text);
-        ASSERT_TRUE(back.has_value()) << k.text;
-        EXPECT_EQ(*back, k.p) << k.text;
+        EXPECT_EQ(back, std::optional<Poly>(k.p)) << k.text;
     }
     EXPECT_EQ(Poly::parse(" 3 * n*2 - 1"), c(6) * sym("n") - c(1));
     for (const char* bad : {"", "n +", "2 ** n", "n / 2", "(n)", "99999999999999999999"}) {
