@@ -16,6 +16,7 @@ struct SourceLocation {
     std::string file;
     uint32_t line = 0;
     uint32_t column = 0;
+    bool operator==(const SourceLocation&) const = default;
 };
 
 struct Diagnostic {

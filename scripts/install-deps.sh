@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build make
-  clang-19 libclang-19-dev llvm-19-dev libclang-rt-19-dev   # compiler, LibTooling, libFuzzer
+  clang-19 libclang-19-dev libclang-cpp19 llvm-19-dev libclang-rt-19-dev   # compiler, LibTooling, libFuzzer
   clang-format-19 clang-tidy-19
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libboost-context-dev

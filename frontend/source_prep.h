@@ -1,0 +1,52 @@
+// Getting a CUDA 13 source in front of clang-19 without touching anything on disk: the
+// spaced-chevron normalisation, the compatibility shim, the CUDA installation and the compile
+// flags. No clang dependency (tested on its own).
+#pragma once
+
+#include "common/expected.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memplace::frontend {
+
+/// Rewrites every spaced launch chevron (`k << < g, b >> > (...)`, which nvcc accepts and
+/// clang rejects) into `<<<`/`>>>`, keeping the text's length and every byte offset: the three
+/// angle brackets move to the front of their run and the whitespace follows them. Comments,
+/// string and character literals are left alone; a spaced opening without a matching closing
+/// at the same nesting depth (before a `;` or an unmatched closing bracket) is left alone too.
+/// `count`, when given, receives the number of launches normalised.
+std::string normalizeLaunchChevrons(std::string_view source, int* count = nullptr);
+
+/// The directory of the in-memory compatibility shim (an -isystem path that exists only in the
+/// analysis's virtual file system) and its one file: clang-19's CUDA wrapper still includes
+/// `texture_fetch_functions.h`, which CUDA 13 removed along with texture references.
+inline constexpr std::string_view kShimDir = "/__memplace_shim__";
+inline constexpr std::string_view kShimTextureFetchPath =
+    "/__memplace_shim__/texture_fetch_functions.h";
+std::string_view shimTextureFetchContent();
+
+/// The CUDA installation to parse against: `--cuda-path=DIR` among `extraArgs`, else
+/// $CUDA_PATH, $CUDA_HOME, /usr/local/cuda, then the directory above the `nvcc` on $PATH. A
+/// directory counts when it has include/cuda_runtime.h. Fails with a message that says where
+/// it looked.
+Expected<std::string> findCudaInstallation(const std::vector<std::string>& extraArgs);
+
+struct CompileFlagsInput {
+    std::string cudaPath;               ///< from findCudaInstallation
+    std::string resourceDir;            ///< clang's resource directory (builtin headers)
+    std::string gpuArch = "sm_90";      ///< unless extraArgs give --cuda-gpu-arch/--offload-arch
+    std::vector<std::string> extraArgs; ///< the user's, after `--`; they come last
+};
+
+/// The clang driver arguments (without the program name and the file): device-side CUDA
+/// (`-x cuda --cuda-device-only`, so kernels are seen as the GPU compiler sees them, with
+/// __CUDA_ARCH__ defined), `--cuda-path`, `--cuda-gpu-arch`, `-nocudalib`, the shim on
+/// -isystem, CUDA's include/cccl on -isystem when it exists (nvcc adds it; libcu++, CUB,
+/// Thrust and cooperative groups need it), `-Xclang -target-sdk-version=12.4` (clang-19 does
+/// not map CUDA 13's version and would fall back to the pre-9.2 launch API, which CUDA 13
+/// headers no longer declare), `-w`, then the user's arguments.
+std::vector<std::string> compileFlags(const CompileFlagsInput& in);
+
+} // namespace memplace::frontend

@@ -1,0 +1,147 @@
+#include "kernelinfo/feasibility.h"
+
+#include <fmt/format.h>
+
+namespace memplace::kernelinfo {
+
+namespace {
+
+class ArrayPlaces {
+public:
+    explicit ArrayPlaces(ArrayInfo& a) : a_(a), home_(homePlace(a.kind)) {
+        a_.feasible = PlaceSet::all();
+        a_.excluded.clear();
+    }
+    /// Excludes `p` unless it is the home place, which is always feasible: the original program
+    /// keeps the array there.
+    void exclude(Place p, const std::string& reason) {
+        if (p != home_ && a_.feasible.contains(p)) {
+            a_.feasible.erase(p);
+            a_.excluded[p] = reason;
+        }
+    }
+    void keepOnly(Place keep, const std::string& reason) {
+        for (Place p : kAllPlaces) {
+            if (p != keep) {
+                exclude(p, reason);
+            }
+        }
+    }
+
+private:
+    ArrayInfo& a_;
+    Place home_;
+};
+
+std::string hazardReason(const Hazard& h) {
+    return fmt::format("{} at {}: its accesses cannot go through an accessor", h.message,
+                       formatLocation(h.location));
+}
+
+} // namespace
+
+void computeFeasibility(KernelInfo& kernel) {
+    for (ArrayInfo& a : kernel.arrays) {
+        ArrayPlaces places(a);
+        const Place home = homePlace(a.kind);
+
+        for (const Hazard& h : kernel.hazards) {
+            if (h.array == a.name && restrictsToHome(h.kind)) {
+                places.keepOnly(home, hazardReason(h));
+            }
+        }
+        if (a.kind == ArrayKind::TextureObject) {
+            places.keepOnly(Place::Texture,
+                            "a texture object: the array behind it is bound by the host code");
+        }
+        if (a.kind == ArrayKind::Shared) {
+            places.exclude(Place::Registers,
+                           "shared by the threads of a block; registers are thread-private");
+            places.keepOnly(Place::Shared,
+                            "a __shared__ array: block-private storage the kernel declares");
+        }
+        places.exclude(Place::Registers,
+                       "visible to every thread of the grid; registers are thread-private");
+
+        // The first write and the first atomic, for the reasons.
+        const Site* firstWrite = nullptr;
+        const Site* firstAtomic = nullptr;
+        for (const Site& s : kernel.sites) {
+            if (s.array != a.name) {
+                continue;
+            }
+            if (firstWrite == nullptr && writes(s.access)) {
+                firstWrite = &s;
+            }
+            if (firstAtomic == nullptr && s.access == AccessMode::Atomic) {
+                firstAtomic = &s;
+            }
+        }
+        if (writes(a.mode)) {
+            std::string reason =
+                firstAtomic != nullptr
+                    ? fmt::format("updated atomically at {}", formatLocation(firstAtomic->location))
+                : firstWrite != nullptr
+                    ? fmt::format("written at {}", formatLocation(firstWrite->location))
+                    : std::string("may be written");
+            places.exclude(Place::ReadOnly, reason + ": the read-only path is not coherent");
+            places.exclude(Place::Texture, reason + ": textures are read-only");
+            places.exclude(Place::Constant, reason + ": constant memory is read-only in kernels");
+        }
+        if (a.mode == AccessMode::Atomic) {
+            places.exclude(Place::Shared,
+                           fmt::format("updated atomically at {}: per-block copies would not "
+                                       "combine across blocks",
+                                       firstAtomic != nullptr
+                                           ? formatLocation(firstAtomic->location)
+                                           : std::string("?")));
+        }
+        if (a.elementSize == 0) {
+            std::string reason = fmt::format("element type '{}' has no known size", a.elementType);
+            places.exclude(Place::Texture, reason);
+            places.exclude(Place::Constant, reason);
+            places.exclude(Place::Shared, reason);
+        } else if (a.elementSize != 1 && a.elementSize != 2 && a.elementSize != 4 &&
+                   a.elementSize != 8 && a.elementSize != 16) {
+            places.exclude(Place::Texture,
+                           fmt::format("element type '{}' has {} bytes: no texture format fits "
+                                       "(1, 2, 4, 8 or 16 bytes)",
+                                       a.elementType, a.elementSize));
+        }
+        if (a.extent.bytes && *a.extent.bytes > kConstantBankBytes) {
+            places.exclude(Place::Constant,
+                           fmt::format("{} bytes exceed the 64 KB constant bank", *a.extent.bytes));
+        }
+
+        for (const Hazard& h : kernel.hazards) {
+            if (h.kind != HazardKind::Aliasing) {
+                continue;
+            }
+            const std::string* otherName = h.array == a.name   ? &h.other
+                                           : h.other == a.name ? &h.array
+                                                               : nullptr;
+            if (otherName == nullptr) {
+                continue;
+            }
+            const ArrayInfo* other = kernel.findArray(*otherName);
+            bool otherWritten = other != nullptr && writes(other->mode);
+            std::string where = formatLocation(h.location);
+            if (otherWritten) {
+                std::string reason = fmt::format(
+                    "may alias '{}', which the kernel writes (launch at {})", *otherName, where);
+                places.exclude(Place::ReadOnly, reason);
+                places.exclude(Place::Texture, reason);
+                places.exclude(Place::Constant, reason);
+                places.exclude(Place::Shared, reason);
+            }
+            if (writes(a.mode)) {
+                places.exclude(Place::Shared,
+                               fmt::format("written and may alias '{}' (launch at {}): a staged "
+                                           "copy would diverge from it",
+                                           *otherName, where));
+            }
+        }
+    }
+}
+
+} // namespace memplace::kernelinfo

@@ -1,0 +1,87 @@
+// Index macros: a global thread id and a row-major index as macros inside subscripts, and an
+// access macro that spells the whole subscript (the analysis cannot rewrite those in place).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+#define GTID (blockIdx.x * blockDim.x + threadIdx.x)
+#define IDX2(r, c, ld) ((r) * (ld) + (c))
+#define AT(m, r, c) m[(r) * cols + (c)]
+
+static unsigned int g_seed = 1999u;
+static float frand() {
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return static_cast<float>(g_seed >> 8) * (1.0f / 16777216.0f);
+}
+
+__global__ void add_bias(int rows, int cols, const float* bias, float* m) {
+    int r = blockIdx.y;
+    int c = GTID;
+    if (r < rows && c < cols) {
+        m[IDX2(r, c, cols)] += bias[c];
+    }
+}
+
+__global__ void double_copy(int rows, int cols, const float* src, float* dst) {
+    int r = blockIdx.y;
+    int c = GTID;
+    if (r < rows && c < cols) {
+        AT(dst, r, c) = AT(src, r, c) * 2.0f;
+    }
+}
+
+int main() {
+    const int rows = 96;
+    const int cols = 700;
+    const int count = rows * cols;
+    std::vector<float> m(count), bias(cols);
+    for (int i = 0; i < count; ++i) {
+        m[i] = frand();
+    }
+    for (int c = 0; c < cols; ++c) {
+        bias[c] = frand();
+    }
+    float *dm, *dbias, *dout;
+    CUDA_CHECK(cudaMalloc(&dm, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dbias, cols * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dout, count * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(dm, m.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dbias, bias.data(), cols * sizeof(float), cudaMemcpyHostToDevice));
+
+    dim3 grid((cols + 127) / 128, rows);
+    add_bias<<<grid, 128>>>(rows, cols, dbias, dm);
+    double_copy<<<grid, 128>>>(rows, cols, dm, dout);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    std::vector<float> out(count);
+    CUDA_CHECK(cudaMemcpy(out.data(), dout, count * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    double checksum = 0.0;
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+            float ref = (m[r * cols + c] + bias[c]) * 2.0f;
+            if (std::fabs(out[r * cols + c] - ref) > 1e-5f) {
+                ++bad;
+            }
+            checksum += out[r * cols + c];
+        }
+    }
+    printf("index_macros: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    cudaFree(dm);
+    cudaFree(dbias);
+    cudaFree(dout);
+    return bad == 0 ? 0 : 1;
+}

@@ -1,0 +1,77 @@
+// Spaced launch chevrons, as clang-format writes them in files formatted as plain C++:
+// nvcc accepts `k << < grid, block >> > (...)`, clang does not; the analysis normalises them
+// in memory. Also a launch with all four configuration values on a stream.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static unsigned int g_seed = 424242u;
+static float frand() {
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return static_cast<float>(g_seed >> 8) * (1.0f / 16777216.0f);
+}
+
+__global__ void negate(int n, const float* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = -in[i];
+    }
+}
+
+__global__ void offset_by(int n, float* data, float delta) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        data[i] += delta;
+    }
+}
+
+int main() {
+    const int n = 30000;
+    const int threads = 128;
+    const int blocks = (n + threads - 1) / threads;
+    std::vector<float> h(n);
+    for (int i = 0; i < n; ++i) {
+        h[i] = frand();
+    }
+    float *din, *dout;
+    CUDA_CHECK(cudaMalloc(&din, n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dout, n * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(din, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+
+    negate << < blocks, threads >> > (n, din, dout);
+    offset_by<< <blocks, threads>> >(n, dout, 1.0f);
+    negate<<<dim3(blocks), dim3(threads), 0>>>(n, dout, din);
+    offset_by << < dim3(blocks, 1, 1), threads, 0, stream >> > (n, din, -0.5f);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    std::vector<float> out(n);
+    CUDA_CHECK(cudaMemcpy(out.data(), din, n * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    double checksum = 0.0;
+    for (int i = 0; i < n; ++i) {
+        float ref = -(-h[i] + 1.0f) - 0.5f;
+        bad += std::fabs(out[i] - ref) > 1e-6f;
+        checksum += out[i];
+    }
+    printf("spaced_chevrons: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    cudaFree(din);
+    cudaFree(dout);
+    return bad == 0 ? 0 : 1;
+}

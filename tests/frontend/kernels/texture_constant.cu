@@ -1,0 +1,131 @@
+// Texture objects and __constant__ memory already in use: a 3x3 blur reading the image through
+// a texture object and its weights from __constant__ memory, and a lookup table in a
+// __device__ array filled by one kernel and read by another.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+__constant__ float c_weights[9];
+__device__ float d_lut[256];
+
+static unsigned int g_seed = 1234567u;
+static unsigned int urand() {
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return g_seed >> 8;
+}
+
+__global__ void blur3x3(cudaTextureObject_t img, int width, int height, float* out) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+            int xx = min(max(x + dx, 0), width - 1);
+            int yy = min(max(y + dy, 0), height - 1);
+            acc += c_weights[(dy + 1) * 3 + (dx + 1)] * tex1Dfetch<float>(img, yy * width + xx);
+        }
+    }
+    out[y * width + x] = acc;
+}
+
+__global__ void build_lut(float scale) {
+    int i = threadIdx.x;
+    d_lut[i] = scale * i * i;
+}
+
+__global__ void apply_lut(int n, const unsigned char* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = d_lut[in[i]];
+    }
+}
+
+int main() {
+    const int width = 320;
+    const int height = 200;
+    const int count = width * height;
+    std::vector<float> img(count);
+    std::vector<unsigned char> bytes(count);
+    for (int i = 0; i < count; ++i) {
+        bytes[i] = static_cast<unsigned char>(urand() & 0xff);
+        img[i] = bytes[i] * (1.0f / 255.0f);
+    }
+    const float weights[9] = {1 / 16.0f, 2 / 16.0f, 1 / 16.0f, 2 / 16.0f, 4 / 16.0f,
+                              2 / 16.0f, 1 / 16.0f, 2 / 16.0f, 1 / 16.0f};
+    CUDA_CHECK(cudaMemcpyToSymbol(c_weights, weights, sizeof(weights)));
+
+    float *dimg, *dblur, *dmapped;
+    unsigned char* dbytes;
+    CUDA_CHECK(cudaMalloc(&dimg, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dblur, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dmapped, count * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&dbytes, count));
+    CUDA_CHECK(cudaMemcpy(dimg, img.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dbytes, bytes.data(), count, cudaMemcpyHostToDevice));
+
+    cudaResourceDesc res;
+    memset(&res, 0, sizeof(res));
+    res.resType = cudaResourceTypeLinear;
+    res.res.linear.devPtr = dimg;
+    res.res.linear.desc = cudaCreateChannelDesc<float>();
+    res.res.linear.sizeInBytes = count * sizeof(float);
+    cudaTextureDesc tex;
+    memset(&tex, 0, sizeof(tex));
+    tex.readMode = cudaReadModeElementType;
+    cudaTextureObject_t texObj = 0;
+    CUDA_CHECK(cudaCreateTextureObject(&texObj, &res, &tex, nullptr));
+
+    dim3 block(32, 8);
+    dim3 grid((width + 31) / 32, (height + 7) / 8);
+    blur3x3<<<grid, block>>>(texObj, width, height, dblur);
+    build_lut<<<1, 256>>>(1.0f / 65025.0f);
+    apply_lut<<<(count + 255) / 256, 256>>>(count, dbytes, dmapped);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    std::vector<float> blur(count), mapped(count);
+    CUDA_CHECK(cudaMemcpy(blur.data(), dblur, count * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(mapped.data(), dmapped, count * sizeof(float), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    double checksum = 0.0;
+    for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+            double acc = 0.0;
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dx = -1; dx <= 1; ++dx) {
+                    int xx = x + dx < 0 ? 0 : (x + dx > width - 1 ? width - 1 : x + dx);
+                    int yy = y + dy < 0 ? 0 : (y + dy > height - 1 ? height - 1 : y + dy);
+                    acc += weights[(dy + 1) * 3 + (dx + 1)] * img[yy * width + xx];
+                }
+            }
+            int i = y * width + x;
+            float lut = (1.0f / 65025.0f) * bytes[i] * bytes[i];
+            bad += std::fabs(blur[i] - acc) > 1e-5;
+            bad += std::fabs(mapped[i] - lut) > 1e-6f;
+            checksum += blur[i] + mapped[i];
+        }
+    }
+    printf("texture_constant: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    cudaDestroyTextureObject(texObj);
+    cudaFree(dimg);
+    cudaFree(dblur);
+    cudaFree(dmapped);
+    cudaFree(dbytes);
+    return bad == 0 ? 0 : 1;
+}
