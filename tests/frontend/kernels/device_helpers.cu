@@ -55,6 +55,16 @@ __global__ void row_sums(int rows, int cols, const float* m, float* sums) {
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int n = 50000;
     const int rows = 500;
@@ -72,6 +82,8 @@ int main() {
     CUDA_CHECK(cudaMalloc(&dsums, rows * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(da, a.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db, b.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dout, 0xFF, n * sizeof(float))); // poison the outputs
+    CUDA_CHECK(cudaMemset(dsums, 0xFF, rows * sizeof(float)));
 
     blend<<<(n + 255) / 256, 256>>>(n, t, da, db, dout);
     row_sums<<<(rows + 63) / 64, 64>>>(rows, cols, dout, dsums);
@@ -99,7 +111,10 @@ int main() {
         }
         checksum += sums[r];
     }
-    printf("device_helpers: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    unsigned long long hash = fnv1a(out.data(), n * sizeof(float));
+    hash = fnv1a(sums.data(), rows * sizeof(float), hash);
+    printf("device_helpers: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
+           checksum, hash);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dout);

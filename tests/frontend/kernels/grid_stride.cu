@@ -56,6 +56,16 @@ __global__ void copy_while(int n, const int* src, int* dst) {
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int n = 1 << 20;
     const int blocks = 64;
@@ -77,6 +87,8 @@ int main() {
     CUDA_CHECK(cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dy, y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dsrc, src.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dpartial, 0xFF, blocks * sizeof(float))); // poison the outputs
+    CUDA_CHECK(cudaMemset(ddst, 0xFF, n * sizeof(int)));
 
     saxpy_grid_stride<<<blocks, threads>>>(n, 3.0f, dx, dy);
     sum_squares_partial<<<blocks, threads>>>(n, dx, dpartial);
@@ -101,7 +113,11 @@ int main() {
         sum += p;
     }
     bad += std::fabs(sum - squares) > 1e-4 * squares;
-    printf("grid_stride: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", sum);
+    unsigned long long hash = fnv1a(yout.data(), n * sizeof(float));
+    hash = fnv1a(partial.data(), blocks * sizeof(float), hash);
+    hash = fnv1a(dst.data(), n * sizeof(int), hash);
+    printf("grid_stride: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", sum,
+           hash);
     cudaFree(dx);
     cudaFree(dy);
     cudaFree(dpartial);

@@ -42,6 +42,16 @@ __global__ void double_copy(int rows, int cols, const float* src, float* dst) {
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int rows = 96;
     const int cols = 700;
@@ -59,6 +69,7 @@ int main() {
     CUDA_CHECK(cudaMalloc(&dout, count * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(dm, m.data(), count * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dbias, bias.data(), cols * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dout, 0xFF, count * sizeof(float))); // poison the output
 
     dim3 grid((cols + 127) / 128, rows);
     add_bias<<<grid, 128>>>(rows, cols, dbias, dm);
@@ -68,6 +79,10 @@ int main() {
 
     std::vector<float> out(count);
     CUDA_CHECK(cudaMemcpy(out.data(), dout, count * sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<float> biased(count);
+    CUDA_CHECK(cudaMemcpy(biased.data(), dm, count * sizeof(float), cudaMemcpyDeviceToHost));
+    unsigned long long hash = fnv1a(biased.data(), count * sizeof(float));
+    hash = fnv1a(out.data(), count * sizeof(float), hash);
     int bad = 0;
     double checksum = 0.0;
     for (int r = 0; r < rows; ++r) {
@@ -79,7 +94,8 @@ int main() {
             checksum += out[r * cols + c];
         }
     }
-    printf("index_macros: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    printf("index_macros: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
+           checksum, hash);
     cudaFree(dm);
     cudaFree(dbias);
     cudaFree(dout);

@@ -50,6 +50,16 @@ __global__ void stencil5(int width, int height, const float* in, float* out) {
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int width = 512;
     const int height = 384;
@@ -67,6 +77,9 @@ int main() {
     CUDA_CHECK(cudaMalloc(&ds, count * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(da, ha.data(), count * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db, hb.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dc, 0xFF, count * sizeof(float))); // poison the outputs
+    CUDA_CHECK(cudaMemset(dt, 0xFF, count * sizeof(float)));
+    CUDA_CHECK(cudaMemset(ds, 0xFF, count * sizeof(float)));
 
     dim3 block(16, 16);
     dim3 grid((width + 15) / 16, (height + 15) / 16);
@@ -79,6 +92,12 @@ int main() {
     std::vector<float> t(count), s(count);
     CUDA_CHECK(cudaMemcpy(t.data(), dt, count * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(s.data(), ds, count * sizeof(float), cudaMemcpyDeviceToHost));
+
+    std::vector<float> gc(count);
+    CUDA_CHECK(cudaMemcpy(gc.data(), dc, count * sizeof(float), cudaMemcpyDeviceToHost));
+    unsigned long long hash = fnv1a(gc.data(), count * sizeof(float));
+    hash = fnv1a(t.data(), count * sizeof(float), hash);
+    hash = fnv1a(s.data(), count * sizeof(float), hash);
 
     std::vector<float> c(count);
     for (size_t i = 0; i < count; ++i) {
@@ -102,7 +121,8 @@ int main() {
             checksum += got_t + s[y * width + x];
         }
     }
-    printf("matrix_2d: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    printf("matrix_2d: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", checksum,
+           hash);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);

@@ -54,6 +54,16 @@ __global__ void dot_partial(int n, const float* a, const float* b, float* partia
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int n = 100000;
     const int threads = 256;
@@ -63,6 +73,10 @@ int main() {
     CUDA_CHECK(cudaMalloc(&db, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dc, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dpartial, blocks * sizeof(float)));
+    CUDA_CHECK(cudaMemset(da, 0xFF, n * sizeof(float))); // poison the outputs
+    CUDA_CHECK(cudaMemset(db, 0xFF, n * sizeof(float)));
+    CUDA_CHECK(cudaMemset(dc, 0xFF, n * sizeof(float)));
+    CUDA_CHECK(cudaMemset(dpartial, 0xFF, blocks * sizeof(float)));
 
     fill<<<blocks, threads>>>(n, 1.0f, 0.01f, da);
     fill<<<blocks, threads>>>(n, 0.5f, 0.02f, db);
@@ -75,6 +89,13 @@ int main() {
     std::vector<float> c(n), partial(blocks);
     CUDA_CHECK(cudaMemcpy(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(partial.data(), dpartial, blocks * sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<float> ga(n), gb(n);
+    CUDA_CHECK(cudaMemcpy(ga.data(), da, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(gb.data(), db, n * sizeof(float), cudaMemcpyDeviceToHost));
+    unsigned long long hash = fnv1a(ga.data(), n * sizeof(float));
+    hash = fnv1a(gb.data(), n * sizeof(float), hash);
+    hash = fnv1a(c.data(), n * sizeof(float), hash);
+    hash = fnv1a(partial.data(), blocks * sizeof(float), hash);
     int bad = 0;
     double dot = 0.0;
     double ref = 0.0;
@@ -92,7 +113,8 @@ int main() {
     if (std::fabs(dot - ref) > 1e-4 * ref) {
         ++bad;
     }
-    printf("multi_kernel: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", dot);
+    printf("multi_kernel: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", dot,
+           hash);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);

@@ -56,6 +56,16 @@ __global__ void transpose_tiled(int n, const float* in, float* out) {
     out[ty * n + tx] = tile[threadIdx.x][threadIdx.y];
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int n = 256;
     const size_t count = static_cast<size_t>(n) * n;
@@ -71,6 +81,8 @@ int main() {
     CUDA_CHECK(cudaMalloc(&dt, count * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(da, ha.data(), count * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db, hb.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dc, 0xFF, count * sizeof(float))); // poison the outputs
+    CUDA_CHECK(cudaMemset(dt, 0xFF, count * sizeof(float)));
 
     dim3 threads(TILE, TILE);
     dim3 blocks(n / TILE, n / TILE);
@@ -100,7 +112,10 @@ int main() {
             checksum += c[i * n + j];
         }
     }
-    printf("tiled_matmul: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    unsigned long long hash = fnv1a(c.data(), count * sizeof(float));
+    hash = fnv1a(t.data(), count * sizeof(float), hash);
+    printf("tiled_matmul: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
+           checksum, hash);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);

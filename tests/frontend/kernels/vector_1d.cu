@@ -50,6 +50,16 @@ __global__ void even_and_reverse(int n, const float* in, float* even, float* rev
     }
 }
 
+// FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
+static unsigned long long fnv1a(const void* data, size_t bytes,
+                                unsigned long long h = 1469598103934665603ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 int main() {
     const int n = 1 << 16;
     std::vector<float> hx(n), hy(n);
@@ -65,6 +75,10 @@ int main() {
     CUDA_CHECK(cudaMalloc(&drev, n * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(dx, hx.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dy, hy.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    // Poison the outputs: an element a kernel fails to write shows in the hash.
+    CUDA_CHECK(cudaMemset(dsmooth, 0xFF, n * sizeof(float)));
+    CUDA_CHECK(cudaMemset(deven, 0xFF, n / 2 * sizeof(float)));
+    CUDA_CHECK(cudaMemset(drev, 0xFF, n * sizeof(float)));
 
     saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, dx, dy);
     smooth3<<<(n + 127) / 128, 128>>>(n, dy, dsmooth);
@@ -75,6 +89,14 @@ int main() {
     std::vector<float> even(n / 2), rev(n);
     CUDA_CHECK(cudaMemcpy(even.data(), deven, n / 2 * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(rev.data(), drev, n * sizeof(float), cudaMemcpyDeviceToHost));
+
+    std::vector<float> gy(n), gsmooth(n);
+    CUDA_CHECK(cudaMemcpy(gy.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(gsmooth.data(), dsmooth, n * sizeof(float), cudaMemcpyDeviceToHost));
+    unsigned long long hash = fnv1a(gy.data(), n * sizeof(float));
+    hash = fnv1a(gsmooth.data(), n * sizeof(float), hash);
+    hash = fnv1a(even.data(), n / 2 * sizeof(float), hash);
+    hash = fnv1a(rev.data(), n * sizeof(float), hash);
 
     std::vector<float> y(n), smooth(n);
     for (int i = 0; i < n; ++i) {
@@ -94,7 +116,8 @@ int main() {
         }
         checksum += rev[i] + (i < n / 2 ? even[i] : 0.0f);
     }
-    printf("vector_1d: %s checksum %.6e\n", bad == 0 ? "PASS" : "FAIL", checksum);
+    printf("vector_1d: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", checksum,
+           hash);
     cudaFree(dx);
     cudaFree(dy);
     cudaFree(dsmooth);
