@@ -1,0 +1,150 @@
+// memplace rewrite FILE.cu -o DIR [--kernel NAME] [--force] [--launches-only] [--json]
+//                  [-- extra clang args]
+#ifdef MEMPLACE_HAVE_FRONTEND
+
+#include "cli/command.h"
+#include "cli/table.h"
+#include "common/file_io.h"
+#include "rewrite/rewrite.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace memplace::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RewriteOptionsCli {
+    std::string file;
+    std::string outDir;
+    std::string kernel;
+    bool force = false;
+    bool launchesOnly = false;
+    bool json = false;
+    std::vector<std::string> clangArgs;
+};
+
+std::string placesList(const PlaceSet& s) {
+    std::string out;
+    for (Place p : kAllPlaces) {
+        if (s.contains(p)) {
+            out += (out.empty() ? "" : " ") + std::string(placeName(p));
+        }
+    }
+    return out;
+}
+
+std::string humanSummary(const rewrite::RewriteResult& r, const std::string& out) {
+    std::string s = fmt::format("wrote {}\n", out);
+    for (const auto& k : r.kernels) {
+        std::string name = k.instantiations.size() > 1 || k.instantiations.empty() ||
+                                   k.instantiations[0] == k.name
+                               ? k.name
+                               : k.instantiations[0];
+        if (!k.rewritten) {
+            s += fmt::format("\nkernel {}: left as written ({})\n", name, k.reason);
+            continue;
+        }
+        s += fmt::format("\nkernel {}: rewritten ({}), {} launch{}\n", name, k.descriptor,
+                         k.launches, k.launches == 1 ? "" : "es");
+        Table t({"array", "mode", "places", "note"});
+        for (const auto& a : k.arrays) {
+            t.add({a.name, a.accessor ? a.mode : "raw pointer",
+                   a.accessor ? placesList(a.places) : "global",
+                   a.accessor ? "likely " + a.likely : a.reason});
+        }
+        std::string table = t.format();
+        size_t pos = 0;
+        while (pos < table.size()) {
+            size_t nl = table.find('\n', pos);
+            s += "  " + table.substr(pos, nl - pos) + "\n";
+            pos = nl == std::string::npos ? table.size() : nl + 1;
+        }
+    }
+    s += fmt::format("\nlaunches: {} through memplace::launch, {} as MEMPLACE_LAUNCH, {} left "
+                     "as <<<...>>>; {} extern __shared__ rewritten\n",
+                     r.runtimeLaunches, r.macroLaunches, r.untouchedLaunches, r.dynamicShared);
+    return s;
+}
+
+int runRewrite(const RewriteOptionsCli& o) {
+    rewrite::RewriteOptions opts;
+    opts.file = o.file;
+    opts.extraArgs = o.clangArgs;
+    opts.kernel = o.kernel;
+    opts.launchesOnly = o.launchesOnly;
+    auto result = rewrite::rewriteFile(opts);
+    if (!result) {
+        printDiagnostics(result.diagnostics());
+        return kExitBadInput;
+    }
+    std::error_code ec;
+    fs::create_directories(o.outDir, ec);
+    if (ec) {
+        std::cerr << fmt::format("error: cannot create the output folder {}: {}\n", o.outDir,
+                                 ec.message());
+        return kExitBadInput;
+    }
+    const fs::path out = fs::path(o.outDir) / fs::path(o.file).filename();
+    if (fs::exists(out) && fs::equivalent(out, o.file, ec)) {
+        std::cerr << fmt::format("error: {} is the input itself: the rewriter never writes its "
+                                 "input; choose another folder\n",
+                                 out.string());
+        return kExitBadInput;
+    }
+    auto written = writeFileAtomic(out, result->output, o.force ? Overwrite::Yes : Overwrite::No);
+    if (!written) {
+        printDiagnostics(written.diagnostics());
+        if (fs::exists(out) && !o.force) {
+            std::cerr << "note: use --force to replace it\n";
+        }
+        return kExitBadInput;
+    }
+    printDiagnostics(result->warnings);
+    if (o.json) {
+        std::cout << rewrite::toJson(*result, out.string()).dump(2) << '\n';
+    } else {
+        std::cout << humanSummary(*result, out.string());
+    }
+    return kExitSuccess;
+}
+
+} // namespace
+
+static void addRewriteCommand(CLI::App& app, CommandContext& ctx) {
+    auto o = std::make_shared<RewriteOptionsCli>();
+    auto* cmd = app.add_subcommand(
+        "rewrite", "Rewrite a .cu file into its placement-agnostic form (kernels templated on "
+                   "accessors, launches through the runtime); the input is never modified");
+    cmd->add_option("file", o->file, "The .cu file")->required();
+    cmd->add_option("-o,--output", o->outDir,
+                    "The folder the rewritten file is written to (same file name)")
+        ->required();
+    cmd->add_option("clang-args", o->clangArgs,
+                    "Extra clang arguments, after `--` (e.g. -- -DN=1024 -Iinclude)");
+    cmd->add_option("--kernel", o->kernel,
+                    "Only this kernel (name, qualified name or instantiation); the others are "
+                    "left as written and their launches become MEMPLACE_LAUNCH");
+    cmd->add_flag("--force", o->force, "Replace an existing output file");
+    cmd->add_flag("--launches-only", o->launchesOnly,
+                  "Only rewrite launches (MEMPLACE_LAUNCH) and extern __shared__ "
+                  "(MEMPLACE_DYNAMIC_SHARED): the original program, runnable under the CPU "
+                  "emulation layer");
+    cmd->add_flag("--json", o->json,
+                  "Print what was rewritten as JSON (kernels, arrays, places, compiled "
+                  "placements, warnings)");
+    cmd->footer("Exit codes: 0 written; 2 the file cannot be read or parsed, no CUDA "
+                "installation is found, or the output exists (without --force).");
+    cmd->callback([&ctx, o] { ctx.exitCode = runRewrite(*o); });
+}
+
+static const CommandRegistration kRegisterRewrite{"rewrite", 25, addRewriteCommand};
+
+} // namespace memplace::cli
+
+#endif // MEMPLACE_HAVE_FRONTEND

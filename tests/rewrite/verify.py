@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Every placement of every rewritten corpus kernel against the original, bitwise.
+
+For each runnable program of tests/frontend/kernels/ (each prints one line ending in
+`outputs <FNV-1a of every output>` after poisoning its outputs):
+
+  prepare  rewrite it twice with `memplace rewrite` (--launches-only: the original; full: the
+           placement-agnostic program, with --json describing kernels, arrays and places), build
+           both (backend emu: build/bin/memplace-emu-c++; backend nvcc: nvcc -arch=sm_90, the
+           original being the untouched source), and write the plan: one run per placement.
+  run      run the original, then every planned placement of every kernel through
+           MEMPLACE=force:kernel.array=place,... -- through the specialised instantiation when the
+           placement is compiled, and through the dynamic accessor (MEMPLACE_DISPATCH=dynamic)
+           -- and compare stdout with the original's, byte for byte.
+  all      prepare, then run.
+
+Placements: the full cartesian product of each kernel's feasible places when it has at most
+--max-product (64) elements; beyond that a covering sample: every pair of (array, place) of two
+different arrays appears together at least once (so every array in every place at least once),
+plus every compiled placement and the default. `runs` below counts both dispatch modes.
+
+The GPU script (run_on_gpu.sh) prepares with the nvcc backend on a machine without a GPU and runs
+the plan on the device.
+"""
+import argparse
+import concurrent.futures
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "frontend", "kernels")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# ---- placements ---------------------------------------------------------------------------
+
+def covering_sample(lists, seed=0):
+    """A small set of tuples (one entry per list) in which every pair of values of two different
+    positions occurs at least once (a greedy pairwise covering array), deterministic."""
+    n = len(lists)
+    if n == 1:
+        return [(v,) for v in lists[0]]
+    uncovered = set()
+    for i, j in itertools.combinations(range(n), 2):
+        for a in lists[i]:
+            for b in lists[j]:
+                uncovered.add((i, a, j, b))
+    rng = random.Random(seed)
+    rows = []
+    while uncovered:
+        # Start from an uncovered pair, fill the rest greedily (a few random tries per row).
+        best, best_gain = None, -1
+        i0, a0, j0, b0 = min(uncovered, key=lambda t: (t[0], str(t[1]), t[2], str(t[3])))
+        for _ in range(20):
+            row = [None] * n
+            row[i0], row[j0] = a0, b0
+            order = [k for k in range(n) if row[k] is None]
+            rng.shuffle(order)
+            for k in order:
+                def gain(v):
+                    g = 0
+                    for m in range(n):
+                        if row[m] is None or m == k:
+                            continue
+                        key = (m, row[m], k, v) if m < k else (k, v, m, row[m])
+                        g += key in uncovered
+                    return g
+                cands = list(lists[k])
+                rng.shuffle(cands)
+                row[k] = max(cands, key=gain)
+            g = sum(1 for i, j in itertools.combinations(range(n), 2)
+                    if (i, row[i], j, row[j]) in uncovered)
+            if g > best_gain:
+                best, best_gain = tuple(row), g
+        rows.append(best)
+        for i, j in itertools.combinations(range(n), 2):
+            uncovered.discard((i, best[i], j, best[j]))
+    return rows
+
+
+def placements(kernel, max_product):
+    """(placements, 'full'|'sample', product size) of one rewritten kernel's accessor arrays."""
+    arrays = [a for a in kernel["arrays"] if a["accessor"]]
+    lists = [a["places"] for a in arrays]
+    product = 1
+    for l in lists:
+        product *= len(l)
+    if product <= max_product:
+        return [tuple(p) for p in itertools.product(*lists)], "full", product
+    rows = covering_sample(lists)
+    extra = [tuple(c) for c in kernel["compiled"]] + [tuple("global" for _ in arrays)]
+    for e in extra:
+        if e not in rows:
+            rows.append(e)
+    return rows, "sample", product
+
+
+# ---- prepare --------------------------------------------------------------------------------
+
+def runtime_objects_nvcc(out, nvcc):
+    objs = []
+    srcs = [os.path.join(ROOT, "runtime", "src", f) for f in sorted(os.listdir(os.path.join(ROOT, "runtime", "src"))) if f.endswith(".cpp")]
+    srcs.append(os.path.join(ROOT, "common", "place.cpp"))
+    for s in srcs:
+        o = os.path.join(out, "rt_" + os.path.basename(s).replace(".cpp", ".o"))
+        r = sh([nvcc, "-std=c++20", "-O2", "-arch=sm_90", "-I" + ROOT, "-I" + os.path.join(ROOT, "runtime", "include"),
+                "-x", "cu", "-c", s, "-o", o])
+        if r.returncode != 0:
+            raise SystemExit("nvcc failed on %s:\n%s" % (s, r.stderr))
+        objs.append(o)
+    return objs
+
+
+def build(args, prog, out, rt):
+    """Rewrite and build one program; returns its plan entry or raises."""
+    src = os.path.join(CORPUS, prog + ".cu")
+    d = os.path.join(out, prog)
+    os.makedirs(d, exist_ok=True)
+    for mode in ("orig", "rw"):
+        os.makedirs(os.path.join(d, mode), exist_ok=True)
+    t0 = time.time()
+    r = sh([args.memplace, "rewrite", src, "-o", os.path.join(d, "orig"), "--launches-only", "--force"])
+    if r.returncode != 0:
+        raise RuntimeError("rewrite --launches-only failed:\n" + r.stderr)
+    r = sh([args.memplace, "rewrite", src, "-o", os.path.join(d, "rw"), "--force", "--json"])
+    if r.returncode != 0:
+        raise RuntimeError("rewrite failed:\n" + r.stderr)
+    desc = json.loads(r.stdout)
+    with open(os.path.join(d, "rewrite.json"), "w") as f:
+        json.dump(desc, f, indent=1)
+    inc = ["-I" + ROOT, "-I" + os.path.join(ROOT, "runtime", "include")]
+    orig_bin = os.path.join(d, "original")
+    rw_bin = os.path.join(d, "rewritten")
+    if args.backend == "emu":
+        cmds = [[args.emu_cxx, "-O1", "-w", os.path.join(d, "orig", prog + ".cu"), "-o", orig_bin],
+                [args.emu_cxx, "-O1", "-w"] + inc + [os.path.join(d, "rw", prog + ".cu")] +
+                ["-Wl," + x for x in rt] + ["-o", rw_bin]]
+    else:
+        link = ["-Xcompiler=-static-libstdc++,-static-libgcc"]
+        cmds = [[args.nvcc, "-std=c++20", "-O2", "-arch=sm_90", src, "-o", orig_bin] + link,
+                [args.nvcc, "-std=c++20", "-O2", "-arch=sm_90"] + inc +
+                [os.path.join(d, "rw", prog + ".cu")] + rt + ["-o", rw_bin] + link]
+    for c in cmds:
+        r = sh(c)
+        if r.returncode != 0:
+            raise RuntimeError("build failed: %s\n%s" % (" ".join(c), r.stderr[-4000:]))
+    runs = []
+    summary = []
+    for k in desc["kernels"]:
+        if not k["rewritten"]:
+            continue
+        arrays = [a["name"] for a in k["arrays"] if a["accessor"]]
+        pls, how, product = placements(k, args.max_product)
+        compiled = {tuple(c) for c in k["compiled"]} | {tuple("global" for _ in arrays)}
+        nruns = 0
+        for p in pls:
+            env = "force:" + ",".join("%s.%s=%s" % (k["name"], a, pl) for a, pl in zip(arrays, p))
+            spec = p in compiled
+            runs.append({"kernel": k["name"], "placement": list(p), "MEMPLACE": env,
+                         "dispatch": "auto", "specialised": spec})
+            runs.append({"kernel": k["name"], "placement": list(p), "MEMPLACE": env,
+                         "dispatch": "dynamic", "specialised": False})
+            nruns += 2
+        summary.append({"kernel": k["name"], "arrays": arrays,
+                        "places": [a["places"] for a in k["arrays"] if a["accessor"]],
+                        "product": product, "how": how, "placements": len(pls), "runs": nruns,
+                        "compiled": len(k["compiled"])})
+    return {"program": prog, "original": os.path.relpath(orig_bin, out),
+            "rewritten": os.path.relpath(rw_bin, out), "kernels": summary, "runs": runs,
+            "raw": [(k["name"], a["name"], a.get("reason", "")) for k in desc["kernels"]
+                    for a in k["arrays"] if not a["accessor"]],
+            "untouched": [(k["name"], k.get("reason", "")) for k in desc["kernels"] if not k["rewritten"]],
+            "build_s": round(time.time() - t0, 1)}
+
+
+def prepare(args):
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    progs = args.programs or sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".cu"))
+    if args.backend == "emu":
+        rt = [args.runtime_emu, args.runtime_core]
+    else:
+        rt = runtime_objects_nvcc(out, args.nvcc)
+    plan = {"backend": args.backend, "max_product": args.max_product, "programs": []}
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(build, args, p, out, rt): p for p in progs}
+        for f in concurrent.futures.as_completed(futs):
+            p = futs[f]
+            try:
+                e = f.result()
+                plan["programs"].append(e)
+                log("prepared %-18s %4d runs (%.0f s)" % (p, len(e["runs"]), e["build_s"]))
+            except Exception as exc:  # noqa: BLE001 - reported and counted
+                failures.append(p)
+                log("FAILED %s: %s" % (p, exc))
+    plan["programs"].sort(key=lambda e: e["program"])
+    with open(os.path.join(out, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    return failures
+
+
+# ---- run ------------------------------------------------------------------------------------
+
+FALLBACK = re.compile(r"^memplace: (\S+): array (\S+) requested (\S+), placed global: (.*)$")
+
+
+def execute(binary, env_extra, timeout):
+    env = dict(os.environ)
+    env.pop("MEMPLACE", None)
+    env.pop("MEMPLACE_DISPATCH", None)
+    env.update(env_extra)
+    try:
+        r = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr
+    except subprocess.TimeoutExpired:
+        return -1, "", "timeout"
+
+
+def run_plan(args):
+    out = os.path.abspath(args.dir or args.out)
+    with open(os.path.join(out, "plan.json")) as f:
+        plan = json.load(f)
+    if args.programs:
+        plan["programs"] = [p for p in plan["programs"] if p["program"] in args.programs]
+    results = []
+    bad = 0
+    for prog in plan["programs"]:
+        t0 = time.time()
+        orig = os.path.join(out, prog["original"])
+        rw = os.path.join(out, prog["rewritten"])
+        rc, ref, err = execute(orig, {}, args.timeout)
+        entry = {"program": prog["program"], "kernels": prog["kernels"], "raw": prog["raw"],
+                 "untouched": prog["untouched"], "reference": ref.strip(), "mismatches": [],
+                 "fallbacks": {}, "runs": 0, "per_kernel": {}}
+        if rc != 0 or "PASS" not in ref or " outputs " not in ref:
+            entry["mismatches"].append({"run": "original", "rc": rc, "stdout": ref, "stderr": err[-2000:]})
+            results.append(entry)
+            bad += 1
+            log("FAIL %s: the original did not pass (rc %d): %s %s" % (prog["program"], rc, ref, err[-500:]))
+            continue
+        runs = [{"kernel": "-", "placement": [], "MEMPLACE": "", "dispatch": "auto", "specialised": True}] + prog["runs"]
+
+        def one(run):
+            env = {"MEMPLACE_QUIET": "0"}
+            if run["MEMPLACE"]:
+                env["MEMPLACE"] = run["MEMPLACE"]
+            if run["dispatch"] == "dynamic":
+                env["MEMPLACE_DISPATCH"] = "dynamic"
+            return run, execute(rw, env, args.timeout)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+            for run, (rc, so, se) in ex.map(one, runs):
+                entry["runs"] += 1
+                pk = entry["per_kernel"].setdefault(run["kernel"], {"runs": 0, "specialised": 0})
+                pk["runs"] += 1
+                pk["specialised"] += 1 if run["specialised"] and run["dispatch"] == "auto" else 0
+                for line in se.splitlines():
+                    m = FALLBACK.match(line)
+                    if m:
+                        key = "%s.%s=%s" % (m.group(1), m.group(2), m.group(3))
+                        entry["fallbacks"][key] = m.group(4)
+                if rc != 0 or so != ref:
+                    entry["mismatches"].append({"run": run, "rc": rc, "stdout": so, "stderr": se[-2000:]})
+        entry["seconds"] = round(time.time() - t0, 1)
+        if entry["mismatches"]:
+            bad += 1
+            m = entry["mismatches"][0]
+            log("FAIL %s: %d of %d runs differ; first: %s rc %s\n  got:      %s\n  expected: %s\n  stderr: %s" % (
+                prog["program"], len(entry["mismatches"]), entry["runs"], m["run"], m["rc"],
+                m["stdout"].strip(), ref.strip(), m["stderr"][-800:]))
+        else:
+            log("ok   %-18s %4d runs bitwise equal to the original (%.0f s)" % (prog["program"], entry["runs"], entry["seconds"]))
+        results.append(entry)
+    write_report(out, plan, results)
+    return bad
+
+
+def write_report(out, plan, results):
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    lines = ["| program | kernel | accessor arrays (feasible places) | placements | runs | "
+             "specialised | result |", "|---|---|---|---|---|---|---|"]
+    for e in results:
+        ok = "PASS" if not e["mismatches"] else "FAIL (%d)" % len(e["mismatches"])
+        if not e["kernels"]:
+            lines.append("| %s | (none rewritten) | | | | | %s |" % (e["program"], ok))
+        for i, k in enumerate(e["kernels"]):
+            arrays = ", ".join("%s (%d)" % (a, len(p)) for a, p in zip(k["arrays"], k["places"]))
+            how = ("all %d" % k["placements"] if k["how"] == "full" else
+                   "%d of %d (pairwise)" % (k["placements"], k["product"]))
+            spec = e["per_kernel"].get(k["kernel"], {}).get("specialised", 0)
+            lines.append("| %s | %s | %s | %s | %d | %d | %s |" % (
+                e["program"] if i == 0 else "", k["kernel"], arrays, how, k["runs"], spec,
+                ok if i == 0 else ""))
+    n_fb = sum(len(e["fallbacks"]) for e in results)
+    summary = ("%d programs, %d kernels rewritten, %d placements, %d runs (each placement "
+               "through the specialised instantiation when compiled and through the dynamic "
+               "accessor, plus each program's default), %d mismatches; %d distinct runtime "
+               "fallbacks (requested place not materialised, run in global: results still "
+               "compared)." % (
+                   len(results), sum(len(e["kernels"]) for e in results),
+                   sum(k["placements"] for e in results for k in e["kernels"]),
+                   sum(e["runs"] for e in results), sum(len(e["mismatches"]) for e in results),
+                   n_fb))
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("Backend: %s; full product up to %d placements, a pairwise sample beyond.\n\n" % (
+            plan["backend"], plan["max_product"]))
+        f.write(summary + "\n\n" + "\n".join(lines) + "\n")
+        if n_fb:
+            f.write("\nFallbacks (kernel.array=requested: why):\n\n")
+            for e in results:
+                for k, v in sorted(e["fallbacks"].items()):
+                    f.write("- %s: %s: %s\n" % (e["program"], k, v))
+    log(summary)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=["prepare", "run", "all"])
+    ap.add_argument("--backend", choices=["emu", "nvcc"], default="emu")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "tests", "rewrite", "verify"))
+    ap.add_argument("--dir", help="run: the prepared folder (default --out)")
+    ap.add_argument("--programs", nargs="*", help="corpus programs (default: all)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--max-product", type=int, default=64)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--memplace", default=os.path.join(ROOT, "build", "bin", "memplace"))
+    ap.add_argument("--emu-cxx", default=os.path.join(ROOT, "build", "bin", "memplace-emu-c++"))
+    ap.add_argument("--runtime-emu", default=os.path.join(ROOT, "build", "lib", "libmemplace_runtime_emu.a"))
+    ap.add_argument("--runtime-core", default=os.path.join(ROOT, "build", "lib", "libmemplace_runtime_core.a"))
+    ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    args = ap.parse_args()
+    failures = []
+    if args.step in ("prepare", "all"):
+        failures = prepare(args)
+    bad = 0
+    if args.step in ("run", "all"):
+        bad = run_plan(args)
+    sys.exit(1 if failures or bad else 0)
+
+
+if __name__ == "__main__":
+    main()
