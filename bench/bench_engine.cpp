@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 
 namespace {
@@ -36,14 +37,21 @@ void analyze(benchmark::State& state, double rate) {
     const trace::Trace& t = benchTrace(static_cast<uint64_t>(state.range(0)));
     model::AnalysisOptions o;
     o.lineSampleRate = rate;
+    std::optional<model::TraceStats> last;
     for (auto _ : state) {
         auto st = model::analyze(t, h100(), o);
         benchmark::DoNotOptimize(st);
+        last = std::move(*st);
     }
-    state.counters["lanes/s"] = benchmark::Counter(static_cast<double>(t.laneCount()) *
-                                                       static_cast<double>(state.iterations()),
-                                                   benchmark::Counter::kIsRate);
+    state.counters["lanes/s"] = benchmark::Counter(
+        static_cast<double>(t.laneCount()) * static_cast<double>(state.iterations()),
+        benchmark::Counter::kIsRate);
     state.counters["lanes"] = static_cast<double>(t.laneCount());
+    if (rate < 1.0 && last) {
+        // Accuracy against the exact analysis (outside the timed loop).
+        auto exact = model::analyze(t, h100());
+        state.counters["hit_ratio_error"] = model::hitRatioError(*exact, *last);
+    }
 }
 
 void BM_AnalyzeExact(benchmark::State& state) {

@@ -24,6 +24,7 @@ struct PlaceOptions {
     std::string search = "bnb";
     size_t top = 5;
     bool json = false;
+    bool brief = false;
     std::string cache = "footprint";
     std::string paths = "shared-units";
     std::string bound = "auto";
@@ -157,6 +158,17 @@ int runPlace(const PlaceOptions& o) {
         return kExitSuccess;
     }
 
+    if (o.brief) {
+        std::cout << fmt::format("{} {} {}: {} {}\n", m.stats().kernel,
+                                 search::algorithmName(r->algorithm), timeText(best.seconds),
+                                 placementText(m, r->best.placement),
+                                 original.feasible
+                                     ? fmt::format("({:.2f}x the original)",
+                                                   best.cycles > 0 ? original.cycles / best.cycles
+                                                                   : 1.0)
+                                     : "");
+        return kExitSuccess;
+    }
     const auto& st2 = m.stats();
     std::cout << fmt::format("kernel {} on {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks "
                              "traced, {} records, {} lanes\n",
@@ -244,6 +256,7 @@ static void addPlaceCommands(CLI::App& app, CommandContext& ctx) {
                     "SHARDS line sampling rate for reuse distances (default 1: exact)");
     cmd->add_option("--format", o->format, "Trace form: auto (default), binary, text, porple");
     cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->add_flag("--brief", o->brief, "Print one line: the placement and its predicted time");
     cmd->callback([&ctx, o] { ctx.exitCode = runPlace(*o); });
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 namespace memplace::model {
@@ -359,8 +360,84 @@ std::string placeListText(const std::vector<uint32_t>& dims) {
 
 } // namespace
 
-uint64_t stagedShared(const TraceStats& st, uint64_t stagedBytes) {
-    return st.sharedPerBlock + stagedBytes;
+std::vector<double> simulateSharedLru(const Trace& t, const spec::Spec& s, ShareScope scope,
+                                      uint64_t lineBytes, double capacityBytes,
+                                      const std::vector<bool>& shares, uint32_t residentBlocks) {
+    const auto& h = t.header();
+    const auto& records = t.records();
+    const auto blocks = blocksOf(t);
+    const uint32_t sms = std::max<uint32_t>(1, s.processor.sms);
+    Order order;
+    switch (scope) {
+    case ShareScope::Sm:
+        order = smOrder(blocks, sms, std::max<uint32_t>(1, residentBlocks));
+        break;
+    case ShareScope::Device:
+        order = deviceOrder(smOrder(blocks, sms, std::max<uint32_t>(1, residentBlocks)));
+        break;
+    case ShareScope::Block:
+        order = blockOrder(blocks);
+        break;
+    default:
+        order = warpOrder(t);
+        break;
+    }
+    std::vector<double> hits(h.arrays.size(), 0.0);
+    StackDistance stack(uint64_t{1} << 62, t.laneCount()); // hashed: keys are (array, line)
+    std::vector<uint64_t> lines;
+    SmallSet set;
+    const double capacityLines = capacityBytes / static_cast<double>(lineBytes);
+    const int shift = shiftOf(lineBytes);
+    size_t begin = 0;
+    for (size_t end : order.segmentEnd) {
+        for (size_t p = begin; p < end; ++p) {
+            const Record& r = records[order.idx[p]];
+            if (r.array >= shares.size() || !shares[r.array] ||
+                (scope != ShareScope::Device && r.kind != AccessKind::Read)) {
+                continue;
+            }
+            linesOf(t.lanes(r), h.arrays[r.array].elementSize, lineBytes, shift, lines, set);
+            for (uint64_t l : lines) {
+                uint64_t d = stack.access((uint64_t{r.array} << 46) ^ l);
+                if (d != kColdDistance && static_cast<double>(d) < capacityLines &&
+                    r.kind == AccessKind::Read) {
+                    hits[r.array] += 1;
+                }
+            }
+        }
+        stack.reset();
+        begin = end;
+    }
+    for (auto& v : hits) {
+        v *= h.scale();
+    }
+    return hits;
+}
+
+double hitRatioError(const TraceStats& exact, const TraceStats& sampled) {
+    double weighted = 0;
+    double weight = 0;
+    for (size_t a = 0; a < exact.arrays.size() && a < sampled.arrays.size(); ++a) {
+        for (size_t k = 0; k < exact.arrays[a].streams.size(); ++k) {
+            const ArrayStream& x = exact.arrays[a].streams[k];
+            const ArrayStream& y = sampled.arrays[a].streams[k];
+            for (auto [hx, hy] : {std::pair{&x.reads, &y.reads}, std::pair{&x.writes, &y.writes}}) {
+                if (!x.analysed || hx->total() == 0) {
+                    continue;
+                }
+                double sum = 0;
+                int points = 0;
+                for (int e = 4; e <= 24; ++e) {
+                    double c = std::ldexp(1.0, e);
+                    sum += std::abs(hx->hitFraction(c) - hy->hitFraction(c));
+                    ++points;
+                }
+                weighted += hx->total() * sum / points;
+                weight += hx->total();
+            }
+        }
+    }
+    return weight > 0 ? weighted / weight : 0;
 }
 
 Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const AnalysisOptions& options) {
@@ -819,6 +896,8 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
             int shift;
             bool cached;
             std::vector<std::unique_ptr<StackDistance>> stacks;
+            std::vector<uint8_t> sampled; ///< SHARDS for this array (large footprints only)
+            std::vector<uint8_t> need;    ///< a candidate place of the array uses this kind
         };
         std::vector<KindState> ks;
         for (size_t k = 0; k < st.kinds.size(); ++k) {
@@ -839,6 +918,16 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                               cacheLines && st.kinds[k].lineBytes == 32,
                               {}});
                 ks.back().stacks.resize(narrays);
+                // Sampling a small footprint saves little and leaves too few lines to measure:
+                // only arrays with at least ~1024 expected sampled lines are sampled.
+                ks.back().sampled.assign(narrays, 0);
+                ks.back().need.assign(narrays, 0);
+                for (size_t a = 0; a < narrays; ++a) {
+                    ks.back().need[a] = needKind[a][k] ? 1 : 0;
+                    double range = static_cast<double>(h.arrays[a].bytes()) /
+                                   static_cast<double>(st.kinds[k].lineBytes);
+                    ks.back().sampled[a] = sampling && range * options.lineSampleRate >= 1024;
+                }
             }
         }
         if (ks.empty()) {
@@ -860,15 +949,17 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                 const auto& info = h.arrays[a];
                 const bool read = r.kind == AccessKind::Read;
                 for (auto& kst : ks) {
-                    if (!needKind[a][kst.k]) {
+                    if (kst.need[a] == 0) {
                         continue;
                     }
                     auto& stack = kst.stacks[a];
+                    const bool sampleThis = kst.sampled[a] != 0;
                     if (!stack) {
                         uint64_t range =
                             (info.bytes() + kst.kind.lineBytes - 1) / kst.kind.lineBytes + 1;
                         stack = std::make_unique<StackDistance>(
-                            range, static_cast<uint64_t>(arrayLanes[a] / invRate));
+                            range,
+                            static_cast<uint64_t>(arrayLanes[a] / (sampleThis ? invRate : 1.0)));
                     }
                     if (touchedFlag[a] == 0) {
                         touchedFlag[a] = 1;
@@ -876,30 +967,45 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                     }
                     ArrayStream& as = st.arrays[a].streams[kst.k];
                     Histogram& hist = read ? as.reads : as.writes;
-                    auto visit = [&](uint64_t l) {
-                        if (!sampling) {
-                            hist.add(stack->access(l));
-                            return;
+                    const uint64_t* first = nullptr;
+                    const uint64_t* last = nullptr;
+                    const uint32_t* cfirst = nullptr;
+                    const uint32_t* clast = nullptr;
+                    if (kst.cached) {
+                        cfirst = cachedLines.data() + cachedStart[ri];
+                        clast = cachedLines.data() + cachedStart[ri + 1];
+                    } else {
+                        linesOf(t.lanes(r), info.elementSize, kst.kind.lineBytes, kst.shift, lines,
+                                set);
+                        first = lines.data();
+                        last = lines.data() + lines.size();
+                    }
+                    StackDistance& sd = *stack;
+                    if (!sampleThis) {
+                        // The hot loop: exact distances.
+                        for (const uint32_t* c = cfirst; c != clast; ++c) {
+                            hist.add(sd.access(*c));
                         }
+                        for (const uint64_t* c = first; c != last; ++c) {
+                            hist.add(sd.access(*c));
+                        }
+                        continue;
+                    }
+                    auto visit = [&](uint64_t l) {
                         if ((hashLine(l, salts[a]) & 0xffffffu) >= threshold) {
                             return;
                         }
-                        uint64_t d = stack->access(l);
+                        uint64_t d = sd.access(l);
                         hist.add(d == kColdDistance
                                      ? d
                                      : static_cast<uint64_t>(static_cast<double>(d) * invRate),
                                  invRate);
                     };
-                    if (kst.cached) {
-                        for (uint64_t c = cachedStart[ri]; c < cachedStart[ri + 1]; ++c) {
-                            visit(cachedLines[c]);
-                        }
-                    } else {
-                        linesOf(t.lanes(r), info.elementSize, kst.kind.lineBytes, kst.shift, lines,
-                                set);
-                        for (uint64_t l : lines) {
-                            visit(l);
-                        }
+                    for (const uint32_t* c = cfirst; c != clast; ++c) {
+                        visit(*c);
+                    }
+                    for (const uint64_t* c = first; c != last; ++c) {
+                        visit(*c);
                     }
                 }
             }
@@ -909,8 +1015,8 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                         continue;
                     }
                     ArrayStream& as = st.arrays[a].streams[kst.k];
-                    as.footprintLines +=
-                        static_cast<double>(kst.stacks[a]->distinct()) * (sampling ? invRate : 1.0);
+                    as.footprintLines += static_cast<double>(kst.stacks[a]->distinct()) *
+                                         (kst.sampled[a] != 0 ? invRate : 1.0);
                     as.instances += 1;
                     kst.stacks[a]->reset();
                 }

@@ -115,7 +115,19 @@ struct AnalysisOptions {
 Expected<TraceStats> analyze(const trace::Trace& t, const spec::Spec& s,
                              const AnalysisOptions& options = {});
 
-/// Shared memory per block of a placement that stages `stagedBytes` (what occupancy sees).
-uint64_t stagedShared(const TraceStats& st, uint64_t stagedBytes);
+/// Ground truth for the cache-sharing policies: the read hits each array gets (per array, grid
+/// level: scaled like the analysis) in one fully associative LRU cache of `capacityBytes` with
+/// `lineBytes` lines per stream instance of `scope`, shared by the arrays with `shares[i]` set,
+/// in the interleaving the analysis uses. `residentBlocks` as TraceStats::residentBlocks.
+/// Writes bypass SM-scoped caches as in the analysis.
+std::vector<double> simulateSharedLru(const trace::Trace& t, const spec::Spec& s,
+                                      spec::ShareScope scope, uint64_t lineBytes,
+                                      double capacityBytes, const std::vector<bool>& shares,
+                                      uint32_t residentBlocks);
+
+/// How far two analyses of one trace (exact and sampled) disagree: the mean absolute difference
+/// of their hit fractions at cache sizes of 2^4 .. 2^24 lines, over every analysed stream,
+/// weighted by the stream's references. 0 for identical histograms.
+double hitRatioError(const TraceStats& exact, const TraceStats& sampled);
 
 } // namespace memplace::model

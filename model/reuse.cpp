@@ -185,27 +185,6 @@ StackDistance::StackDistance(uint64_t lineRange, uint64_t expectedAccesses)
     fenwick_.assign(cap_ / 64 + 1, 0);
 }
 
-void StackDistance::remove(uint32_t slot) {
-    removedBits_[slot >> 6] |= uint64_t{1} << (slot & 63);
-    ++removed_;
-    const uint32_t words = cap_ / 64;
-    for (uint32_t i = (slot >> 6) + 1; i <= words; i += i & (0u - i)) {
-        ++fenwick_[i];
-    }
-}
-
-uint32_t StackDistance::removedUpTo(uint32_t slot) const {
-    const uint32_t word = slot >> 6;
-    uint32_t sum = 0;
-    for (uint32_t i = word; i > 0; i -= i & (0u - i)) {
-        sum += fenwick_[i];
-    }
-    const uint64_t bits = removedBits_[word];
-    const uint32_t bit = slot & 63;
-    const uint64_t mask = bit == 63 ? ~uint64_t{0} : (uint64_t{2} << bit) - 1;
-    return sum + static_cast<uint32_t>(std::popcount(bits & mask));
-}
-
 void StackDistance::compact() {
     uint32_t live = now_ - removed_;
     uint32_t k = 0;
@@ -226,27 +205,6 @@ void StackDistance::compact() {
     fenwick_.assign(cap_ / 64 + 1, 0);
     now_ = live;
     removed_ = 0;
-}
-
-uint64_t StackDistance::access(uint64_t line) {
-    uint32_t& ref = table_.at(line);
-    uint64_t d = kColdDistance;
-    if (ref != 0) {
-        uint32_t p = ref - 1;
-        if (p + 1 == now_) {
-            return 0; // already the most recent line: nothing moves
-        }
-        uint32_t removedAfter = removed_ - removedUpTo(p);
-        d = uint64_t{now_} - p - 1 - removedAfter;
-        remove(p);
-    }
-    if (now_ == cap_) {
-        compact(); // updates other lines' entries in place; `ref` stays valid
-    }
-    slotLine_[now_] = line;
-    ref = now_ + 1;
-    ++now_;
-    return d;
 }
 
 void StackDistance::reset() {

@@ -371,6 +371,29 @@ TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
     }
 }
 
+TEST(Analysis, ShardsSamplingErrorIsSmall) {
+    // Hit fractions of SHARDS-sampled analysis against the exact one, over cache sizes of
+    // 16 lines to 16M lines (docs/NOTES.md has the numbers for larger traces).
+    auto s = spec::loadSpec("h100");
+    auto t = trace::synth::benchmarkTrace(1 << 20);
+    ASSERT_TRUE(t.ok());
+    auto exact = analyze(*t, *s);
+    ASSERT_TRUE(exact.ok());
+    EXPECT_DOUBLE_EQ(hitRatioError(*exact, *exact), 0);
+    for (double rate : {0.1, 0.01}) {
+        AnalysisOptions o;
+        o.lineSampleRate = rate;
+        auto sampled = analyze(*t, *s, o);
+        ASSERT_TRUE(sampled.ok());
+        EXPECT_LT(hitRatioError(*exact, *sampled), 0.01) << rate;
+        // Transactions are never sampled.
+        EXPECT_EQ(sampled->arrays[0].readTransactions, exact->arrays[0].readTransactions);
+    }
+    AnalysisOptions bad;
+    bad.lineSampleRate = 0;
+    EXPECT_FALSE(analyze(*t, *s, bad).ok());
+}
+
 TEST(Occupancy, CalculatorLimits) {
     auto s = spec::loadSpec("h100");
     const auto& p = s->processor;
