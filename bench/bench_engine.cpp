@@ -1,6 +1,7 @@
 // Google Benchmark programs for the placement engine:
 //   BM_AnalyzeExact/N     trace analysis (transactions + exact reuse distances), N lane accesses
 //   BM_AnalyzeSampled/N   the same with SHARDS line sampling at rate 0.01
+//   BM_Gather{Exact,Sampled}/N  random gathers over a 64 MB array (the expensive case)
 //   BM_Search<algo>/A     search time for a random kernel of A arrays on H100
 // Run: build/bin/bench_engine --benchmark_filter=... (one core: taskset -c 0).
 #include "model/analysis.h"
@@ -12,8 +13,8 @@
 #include <benchmark/benchmark.h>
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 
 namespace {
 
@@ -24,17 +25,18 @@ const spec::Spec& h100() {
     return s;
 }
 
-const trace::Trace& benchTrace(uint64_t lanes) {
-    static std::map<uint64_t, std::unique_ptr<trace::Trace>> cache;
-    auto& t = cache[lanes];
+const trace::Trace& benchTrace(uint64_t lanes, bool gather = false) {
+    static std::map<std::pair<uint64_t, bool>, std::unique_ptr<trace::Trace>> cache;
+    auto& t = cache[{lanes, gather}];
     if (!t) {
-        t = std::make_unique<trace::Trace>(*trace::synth::benchmarkTrace(lanes));
+        t = std::make_unique<trace::Trace>(gather ? *trace::synth::gatherTrace(lanes)
+                                                  : *trace::synth::benchmarkTrace(lanes));
     }
     return *t;
 }
 
-void analyze(benchmark::State& state, double rate) {
-    const trace::Trace& t = benchTrace(static_cast<uint64_t>(state.range(0)));
+void analyze(benchmark::State& state, double rate, bool gather = false) {
+    const trace::Trace& t = benchTrace(static_cast<uint64_t>(state.range(0)), gather);
     model::AnalysisOptions o;
     o.lineSampleRate = rate;
     std::optional<model::TraceStats> last;
@@ -43,9 +45,9 @@ void analyze(benchmark::State& state, double rate) {
         benchmark::DoNotOptimize(st);
         last = std::move(*st);
     }
-    state.counters["lanes/s"] = benchmark::Counter(
-        static_cast<double>(t.laneCount()) * static_cast<double>(state.iterations()),
-        benchmark::Counter::kIsRate);
+    state.counters["lanes/s"] = benchmark::Counter(static_cast<double>(t.laneCount()) *
+                                                       static_cast<double>(state.iterations()),
+                                                   benchmark::Counter::kIsRate);
     state.counters["lanes"] = static_cast<double>(t.laneCount());
     if (rate < 1.0 && last) {
         // Accuracy against the exact analysis (outside the timed loop).
@@ -60,6 +62,14 @@ void BM_AnalyzeExact(benchmark::State& state) {
 void BM_AnalyzeSampled(benchmark::State& state) {
     analyze(state, 0.01);
 }
+void BM_GatherExact(benchmark::State& state) {
+    analyze(state, 1.0, true);
+}
+void BM_GatherSampled(benchmark::State& state) {
+    analyze(state, 0.01, true);
+}
+BENCHMARK(BM_GatherExact)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GatherSampled)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AnalyzeExact)
     ->Arg(100'000)
     ->Arg(1'000'000)

@@ -159,14 +159,12 @@ int runPlace(const PlaceOptions& o) {
     }
 
     if (o.brief) {
-        std::cout << fmt::format("{} {} {}: {} {}\n", m.stats().kernel,
-                                 search::algorithmName(r->algorithm), timeText(best.seconds),
-                                 placementText(m, r->best.placement),
-                                 original.feasible
-                                     ? fmt::format("({:.2f}x the original)",
-                                                   best.cycles > 0 ? original.cycles / best.cycles
-                                                                   : 1.0)
-                                     : "");
+        std::cout << fmt::format(
+            "{} {} {}: {} {}\n", m.stats().kernel, search::algorithmName(r->algorithm),
+            timeText(best.seconds), placementText(m, r->best.placement),
+            original.feasible ? fmt::format("({:.2f}x the original)",
+                                            best.cycles > 0 ? original.cycles / best.cycles : 1.0)
+                              : "");
         return kExitSuccess;
     }
     const auto& st2 = m.stats();

@@ -66,6 +66,13 @@ struct Model::Scratch {
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members; // per pool: array, level
     std::vector<double> levelCap;                                    // array * maxLevels + level
     std::vector<uint32_t> order;
+    struct Member {
+        double ratio; ///< footprint / refs
+        double refs;
+        double footprint; ///< bytes, extrapolated
+        uint32_t index;   ///< into the pool's member list
+    };
+    std::vector<Member> member;
     size_t maxLevels = 0;
 };
 
@@ -734,46 +741,41 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
         // Footprint composition. Order members by footprint / refs: array i's breakpoints
         // F_j * s_i / s_j come in that order for every i.
-        s.order.resize(mem.size());
-        std::iota(s.order.begin(), s.order.end(), 0u);
-        auto ratio = [&](uint32_t k) {
-            const LevelPre& l = levelOf(mem[k]);
-            double f = l.footprintBytes * l.extrapolation;
-            return l.refs > 0 ? f / l.refs : kInfeasible;
-        };
-        std::sort(s.order.begin(), s.order.end(),
-                  [&](uint32_t x, uint32_t y) { return ratio(x) < ratio(y); });
+        const size_t k = mem.size();
+        s.member.resize(k);
         double totalRefs = 0;
-        for (const auto& m : mem) {
-            totalRefs += levelOf(m).refs;
+        for (size_t j = 0; j < k; ++j) {
+            const LevelPre& l = levelOf(mem[j]);
+            const double f = l.footprintBytes * l.extrapolation;
+            s.member[j] = {l.refs > 0 ? f / l.refs : kInfeasible, l.refs, f,
+                           static_cast<uint32_t>(j)};
+            totalRefs += l.refs;
         }
-        for (size_t k = 0; k < mem.size(); ++k) {
-            const LevelPre& li = levelOf(mem[k]);
+        std::sort(s.member.begin(), s.member.end(),
+                  [](const Scratch::Member& x, const Scratch::Member& y) {
+                      return x.ratio != y.ratio ? x.ratio < y.ratio : x.index < y.index;
+                  });
+        for (size_t a = 0; a < k; ++a) {
+            const Scratch::Member& mi = s.member[a];
             double x = cap;
-            if (li.refs > 0) {
-                double slope = 1.0 + (totalRefs - li.refs) / li.refs;
+            if (mi.refs > 0) {
+                double slope = totalRefs / mi.refs;
                 double constant = 0;
-                x = -1;
-                for (uint32_t j : s.order) {
-                    if (j == k) {
+                for (size_t b = 0; b < k; ++b) {
+                    const Scratch::Member& mj = s.member[b];
+                    if (b == a || mj.refs <= 0) {
                         continue;
                     }
-                    const LevelPre& lj = levelOf(mem[j]);
-                    if (lj.refs <= 0) {
-                        continue;
-                    }
-                    double r = lj.refs / li.refs;
-                    double f = lj.footprintBytes * lj.extrapolation;
-                    double bp = f / r;
-                    if (bp * slope + constant >= cap) {
-                        break;
+                    const double r = mj.refs / mi.refs;
+                    if (mj.ratio * mi.refs * slope + constant >= cap) {
+                        break; // breakpoint F_j / r = ratio_j * refs_i
                     }
                     slope -= r;
-                    constant += f;
+                    constant += mj.footprint;
                 }
                 x = std::max(0.0, (cap - constant) / std::max(slope, 1.0));
             }
-            s.levelCap[mem[k].first * s.maxLevels + mem[k].second] = x;
+            s.levelCap[mem[mi.index].first * s.maxLevels + mem[mi.index].second] = x;
         }
     }
 

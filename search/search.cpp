@@ -261,7 +261,8 @@ Candidate rules(const Model& m, Evaluator& ev, std::vector<std::string>& notes) 
 
 class BranchAndBound {
 public:
-    BranchAndBound(const Model& m, Evaluator& ev, TopK& top) : m_(m), ev_(ev), top_(top) {}
+    BranchAndBound(const Model& m, Evaluator& ev, TopK& top, uint64_t nodeLimit)
+        : m_(m), ev_(ev), top_(top), nodeLimit_(nodeLimit) {}
 
     void run() {
         const size_t n = m_.arrayCount();
@@ -309,12 +310,17 @@ public:
         dfs(0);
     }
     uint64_t nodes = 0;
+    bool stopped = false;
 
 private:
     void dfs(size_t depth) {
         const size_t i = order_[depth];
         const bool leaf = depth + 1 == order_.size();
         for (Place q : places_[i]) {
+            if (stopped || nodes >= nodeLimit_) {
+                stopped = true;
+                break;
+            }
             current_[i] = q;
             fixed_[i] = 1;
             if (leaf) {
@@ -339,6 +345,7 @@ private:
     std::vector<std::vector<Place>> places_;
     Placement current_;
     std::vector<uint8_t> fixed_;
+    uint64_t nodeLimit_;
 };
 
 } // namespace
@@ -390,10 +397,15 @@ Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
         if (g) {
             neighbours(m, *g, ev, top);
         }
-        BranchAndBound bb(m, ev, top);
+        BranchAndBound bb(m, ev, top, options.nodeLimit);
         bb.run();
         r.nodes = bb.nodes;
-        r.exact = true;
+        r.exact = !bb.stopped;
+        if (bb.stopped) {
+            r.notes.push_back(fmt::format("branch-and-bound stopped after {} partial placements: "
+                                          "the best placement found is not proven optimal",
+                                          bb.nodes));
+        }
         break;
     }
     case Algorithm::Greedy: {

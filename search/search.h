@@ -43,6 +43,9 @@ struct SearchOptions {
     Algorithm algorithm = Algorithm::BranchAndBound;
     size_t topK = 5;                       ///< alternatives kept (the best included)
     uint64_t exhaustiveLimit = 50'000'000; ///< placements Exhaustive agrees to enumerate
+    /// Branch-and-bound gives up after this many partial placements and returns the best found
+    /// (exact = false, with a note); the greedy answer is always among the candidates.
+    uint64_t nodeLimit = 20'000'000;
 };
 
 struct SearchResult {

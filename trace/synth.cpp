@@ -443,4 +443,30 @@ Expected<Trace> benchmarkTrace(uint64_t lanes, uint64_t seed) {
     return std::move(k).finish();
 }
 
+Expected<Trace> gatherTrace(uint64_t lanes, uint64_t seed) {
+    const uint32_t threads = 256;
+    const uint32_t steps = 16;
+    uint64_t warps = std::max<uint64_t>(1, lanes / (2 * 32 * steps));
+    uint64_t blocks = std::max<uint64_t>(1, (warps + 7) / 8);
+    Launch l;
+    l.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    l.block = {threads, 1, 1};
+    KernelBuilder k("gather", l);
+    const uint64_t n = blocks * threads;
+    const uint64_t table = uint64_t{1} << 24;
+    uint16_t idx = k.array(arrayInfo("idx", n * steps, ArrayMode::Read));
+    uint16_t data = k.array(arrayInfo("data", table, ArrayMode::Read));
+    k.run([&](Warp& w) {
+        for (uint32_t s = 0; s < steps; ++s) {
+            w.read(0, idx, [&](uint32_t lane) {
+                return static_cast<int64_t>(s * n + w.globalThread(lane));
+            });
+            w.read(1, data, [&](uint32_t lane) {
+                return static_cast<int64_t>(hash2(w.globalThread(lane) * 131 + s, seed) % table);
+            });
+        }
+    });
+    return std::move(k).finish();
+}
+
 } // namespace memplace::trace::synth

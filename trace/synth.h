@@ -126,5 +126,8 @@ Expected<Trace> randomKernel(uint64_t seed, uint32_t arrays, uint32_t blocks = 8
 /// A large trace for throughput benchmarks: about `lanes` lane accesses from a mix of a
 /// coalesced stream, a scattered table, a warp-uniform table and a strided array.
 Expected<Trace> benchmarkTrace(uint64_t lanes, uint64_t seed = 1);
+/// A large trace of random gathers (32 distinct lines per warp request) over a 64 MB array,
+/// with a coalesced index stream: where reuse-distance analysis is most expensive.
+Expected<Trace> gatherTrace(uint64_t lanes, uint64_t seed = 1);
 
 } // namespace memplace::trace::synth

@@ -200,6 +200,22 @@ TEST(Search, ExhaustiveRefusesHugeSpaces) {
     EXPECT_NE(r.message().find("exceeds the limit of 1000"), std::string::npos) << r.message();
 }
 
+TEST(Search, BranchAndBoundNodeLimitKeepsTheBestFound) {
+    auto t = trace::synth::randomKernel(77, 10);
+    auto m = modelFor(*t, "h100");
+    SearchOptions o;
+    o.nodeLimit = 5;
+    auto r = search(*m, o);
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_FALSE(r->exact);
+    ASSERT_FALSE(r->notes.empty());
+    EXPECT_NE(r->notes[0].find("not proven optimal"), std::string::npos);
+    EXPECT_TRUE(m->feasible(r->best.placement));
+    o.algorithm = Algorithm::Greedy;
+    auto g = search(*m, o);
+    EXPECT_LE(r->best.cycles, g->best.cycles); // never worse than the greedy seed
+}
+
 TEST(Search, Names) {
     for (Algorithm a :
          {Algorithm::Exhaustive, Algorithm::BranchAndBound, Algorithm::Greedy, Algorithm::Rules}) {
