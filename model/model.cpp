@@ -327,6 +327,11 @@ void Model::buildOptions(const spec::Spec& spec) {
         a.original = a.optionOf[static_cast<size_t>(as.info.original)] >= 0 ? as.info.original
                      : a.optionOf[static_cast<size_t>(Place::Global)] >= 0  ? Place::Global
                                                                             : a.places.front();
+        if (as.readRequests + as.writeRequests == 0) {
+            // Never accessed: where it lives changes nothing but capacity. The search leaves it
+            // where the program keeps it (its other places still evaluate).
+            a.places = {a.original};
+        }
         arrays_.push_back(std::move(a));
     }
 }
@@ -581,7 +586,10 @@ Placement Model::baseline() const {
 }
 
 double Model::seconds(double cycles) const {
-    double hz = processor_.clockMHz * 1e6 * std::max<uint32_t>(1, processor_.sms);
+    // The grid's cycles are spread over the SMs it occupies.
+    const double sms = static_cast<double>(
+        std::max<uint64_t>(1, std::min<uint64_t>(processor_.sms, stats_.blocks)));
+    const double hz = processor_.clockMHz * 1e6 * sms;
     return hz > 0 ? cycles / hz : 0;
 }
 
@@ -689,7 +697,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
     }
     const uint64_t shared = stats_.sharedPerBlock + staged;
-    uint32_t resident = originalResident_;
+    uint32_t resident = 1;
     {
         uint64_t alloc = sharedAllocation(processor_, shared);
         uint32_t byShared =

@@ -101,7 +101,7 @@ struct Prediction {
     bool feasible = true;
     std::string reason; ///< why not, when infeasible
     double cycles = 0;  ///< max over paths
-    double seconds = 0; ///< cycles / (clock * SMs)
+    double seconds = 0; ///< cycles / (clock * SMs the grid occupies)
     std::string criticalPath;
     std::vector<PathTime> paths;
     std::vector<UnitLoad> units;
@@ -125,7 +125,8 @@ public:
     const std::string& arrayName(size_t i) const { return arrays_[i].name; }
     /// Feasible places of array i on its own, global first, then in Place order; a place that is
     /// reached exactly like an earlier one (e.g. the read-only path like global on sm_70+) is
-    /// left out, since it costs the same in every placement (see aliases()).
+    /// left out, since it costs the same in every placement (see aliases()). An array the trace
+    /// never accesses has one candidate: its original place.
     const std::vector<Place>& candidates(size_t i) const { return arrays_[i].places; }
     /// Feasible places left out of candidates() because they cost exactly what an earlier
     /// candidate costs. A placement may still use them.
