@@ -598,7 +598,7 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
             } else if (!e->dims.empty() &&
                        std::find(e->dims.begin(), e->dims.end(), info.dims) == e->dims.end()) {
                 why = fmt::format("{} takes {} arrays", placeName(p), placeListText(e->dims));
-            } else if (e->capacity > 0 && info.bytes() > e->capacity) {
+            } else if (e->capacity > 0 && info.bytes() > e->capacity && p != Place::Global) {
                 why = fmt::format("{} bytes exceed the {} bytes {} offers", info.bytes(),
                                   e->capacity, placeName(p));
             } else if (isStaged(s, *e)) {
@@ -916,6 +916,8 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                               st.kinds[k],
                               shiftOf(st.kinds[k].lineBytes),
                               cacheLines && st.kinds[k].lineBytes == 32,
+                              {},
+                              {},
                               {}});
                 ks.back().stacks.resize(narrays);
                 // Sampling a small footprint saves little and leaves too few lines to measure:

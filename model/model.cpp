@@ -224,8 +224,9 @@ void Model::buildOptions(const spec::Spec& spec) {
         allBytes += as.info.bytes() + (as.info.length + 31) / 32 * 4; // with a dirty bitmap
     }
     for (const auto& e : spec.places) {
-        // A capacity no placement can exceed (global's 80 GB) constrains nothing.
-        if (e.capacity == 0 || e.capacity >= allBytes) {
+        // A capacity no placement can exceed constrains nothing; global holds the arrays the
+        // program already allocated.
+        if (e.capacity == 0 || e.capacity >= allBytes || e.place == Place::Global) {
             continue;
         }
         CapacityGroup g;
