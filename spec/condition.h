@@ -140,6 +140,13 @@ public:
 
     Strategy strategy() const { return strategy_; }
     ConditionScope scope() const { return scope_; }
+    /// For Distinct and BankConflict: the lane variable the condition compares (its "1" form).
+    ConditionVar keyVariable() const { return keyVar_; }
+    /// For Distinct: the constant the key is divided by (1 when none).
+    int64_t keyDivisor() const { return divisor_; }
+    /// For BankConflict: the bank count the key is reduced modulo.
+    int64_t bankModulus() const { return bankModulus_; }
+    const ConditionParams& params() const { return params_; }
 
 private:
     int64_t key(const LaneAccess& a) const;

@@ -112,5 +112,85 @@ TEST(Cli, SpecEvalCountsTransactions) {
     EXPECT_EQ(runMemplace("spec eval h100 --access zigzag").exitCode, 2);
 }
 
+TEST(Cli, PlaceJsonHasTheKeysTheIssueNames) {
+    auto r = runMemplace("place examples/traces/poly_eval.trace --spec h100 --json --top 3",
+                         MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["kernel"], "poly_eval");
+    EXPECT_EQ(j["placement"]["coef"], "constant");
+    EXPECT_EQ(j["placement"]["x"], "global");
+    EXPECT_GT(j["predicted_time"].get<double>(), 0);
+    ASSERT_TRUE(j["alternatives"].is_array());
+    EXPECT_EQ(j["alternatives"].size(), 3u);
+    EXPECT_EQ(j["alternatives"][0]["placement"], j["placement"]);
+    EXPECT_EQ(j["search"]["algorithm"], "bnb");
+    EXPECT_GT(j["search"]["evaluated"].get<int>(), 0);
+    EXPECT_GE(j["search"]["seconds"].get<double>(), 0);
+    EXPECT_TRUE(j["search"]["exact"].get<bool>());
+    // The breakdown: per path, per array, per level.
+    EXPECT_FALSE(j["breakdown"]["paths"].empty());
+    EXPECT_EQ(j["breakdown"]["arrays"].size(), 3u);
+    EXPECT_FALSE(j["breakdown"]["arrays"][1]["levels"].empty());
+    EXPECT_TRUE(j["original"]["feasible"].get<bool>());
+    EXPECT_GE(j["original"]["speedup"].get<double>(), 1.0);
+    for (const char* algo : {"exhaustive", "greedy", "rules"}) {
+        auto a = runMemplace(std::string("place examples/traces/saxpy.trace --spec h100 --json "
+                                         "--search ") +
+                                 algo,
+                             MEMPLACE_SOURCE_DIR);
+        ASSERT_EQ(a.exitCode, 0) << algo << a.err;
+        EXPECT_EQ(nlohmann::json::parse(a.out)["search"]["algorithm"], algo);
+    }
+    auto human =
+        runMemplace("place examples/traces/table_lookup.trace --spec h100", MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(human.exitCode, 0) << human.err;
+    EXPECT_NE(human.out.find("table  shared"), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("predicted:"), std::string::npos);
+    EXPECT_NE(human.out.find("alternatives:"), std::string::npos);
+}
+
+TEST(Cli, PlaceRejectsBadInput) {
+    EXPECT_EQ(runMemplace("place examples/traces/saxpy.trace", MEMPLACE_SOURCE_DIR).exitCode, 2);
+    EXPECT_EQ(runMemplace("place examples/traces/saxpy.trace --spec nosuch", MEMPLACE_SOURCE_DIR)
+                  .exitCode,
+              2);
+    EXPECT_EQ(runMemplace("place examples/traces/saxpy.trace --spec h100 --search magic",
+                          MEMPLACE_SOURCE_DIR)
+                  .exitCode,
+              2);
+    auto missing = runMemplace("place /nonexistent.trace --spec h100");
+    EXPECT_EQ(missing.exitCode, 2);
+    // A truncated binary trace is an error with a message, not a crash.
+    auto conv = runMemplace("trace convert examples/traces/saxpy.trace -o /tmp/memplace_cli.bin "
+                            "--to binary --force",
+                            MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(conv.exitCode, 0) << conv.err;
+    std::ifstream in("/tmp/memplace_cli.bin", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream("/tmp/memplace_cli_cut.bin", std::ios::binary)
+        << bytes.substr(0, bytes.size() / 2);
+    auto cut = runMemplace("place /tmp/memplace_cli_cut.bin --spec h100");
+    EXPECT_EQ(cut.exitCode, 2);
+    EXPECT_NE(cut.err.find("truncated"), std::string::npos) << cut.err;
+    auto whole = runMemplace("place /tmp/memplace_cli.bin --spec h100 --json");
+    EXPECT_EQ(whole.exitCode, 0) << whole.err;
+    std::remove("/tmp/memplace_cli.bin");
+    std::remove("/tmp/memplace_cli_cut.bin");
+}
+
+TEST(Cli, TraceCommands) {
+    auto list = runMemplace("trace synth --list");
+    EXPECT_EQ(list.exitCode, 0);
+    EXPECT_NE(list.out.find("table_lookup"), std::string::npos);
+    auto info = runMemplace("trace info examples/traces/jacobi2d.trace --spec h100 --json",
+                            MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(info.exitCode, 0) << info.err;
+    auto j = nlohmann::json::parse(info.out);
+    EXPECT_EQ(j["kernel"], "jacobi2d");
+    EXPECT_FALSE(j["analysis"]["arrays"][0]["streams"].empty());
+    EXPECT_EQ(runMemplace("trace info /nonexistent").exitCode, 2);
+}
+
 } // namespace
 } // namespace memplace

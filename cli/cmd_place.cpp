@@ -1,0 +1,263 @@
+// memplace place TRACE --spec NAME|FILE [--search exhaustive|bnb|greedy|rules] [--top K] [--json]
+#include "cli/command.h"
+#include "cli/table.h"
+#include "model/analysis.h"
+#include "model/model.h"
+#include "model/report.h"
+#include "search/search.h"
+#include "spec/spec.h"
+#include "trace/trace_io.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace memplace::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct PlaceOptions {
+    std::string trace;
+    std::string spec;
+    std::string search = "bnb";
+    size_t top = 5;
+    bool json = false;
+    bool brief = false;
+    std::string cache = "footprint";
+    std::string paths = "shared-units";
+    std::string bound = "auto";
+    double sample = 1.0;
+    std::string format;
+};
+
+std::string cyclesText(double c) {
+    if (c >= 1e9) {
+        return fmt::format("{:.3g}G", c / 1e9);
+    }
+    if (c >= 1e6) {
+        return fmt::format("{:.3g}M", c / 1e6);
+    }
+    if (c >= 1e3) {
+        return fmt::format("{:.3g}k", c / 1e3);
+    }
+    return fmt::format("{:.3g}", c);
+}
+
+std::string timeText(double s) {
+    if (s >= 1) {
+        return fmt::format("{:.3g} s", s);
+    }
+    if (s >= 1e-3) {
+        return fmt::format("{:.3g} ms", s * 1e3);
+    }
+    return fmt::format("{:.3g} us", s * 1e6);
+}
+
+std::string placementText(const model::Model& m, const model::Placement& p) {
+    std::string s;
+    for (size_t i = 0; i < p.size(); ++i) {
+        s += fmt::format("{}{}={}", i == 0 ? "" : " ", m.arrayName(i), placeName(p[i]));
+    }
+    return s;
+}
+
+int runPlace(const PlaceOptions& o) {
+    std::optional<trace::TraceFormat> format;
+    if (!o.format.empty() && o.format != "auto") {
+        format = trace::parseTraceFormat(o.format);
+        if (!format) {
+            std::cerr << fmt::format("error: unknown trace format '{}' (binary, text, porple)\n",
+                                     o.format);
+            return kExitBadInput;
+        }
+    }
+    auto algorithm = search::parseAlgorithm(o.search);
+    auto cache = model::parseCachePolicy(o.cache);
+    auto paths = model::parsePathModel(o.paths);
+    auto bound = model::parseBoundedness(o.bound);
+    if (!algorithm || !cache || !paths || !bound) {
+        std::cerr << "error: bad --search, --cache, --paths or --bound value\n";
+        return kExitBadInput;
+    }
+    auto s = spec::loadSpec(o.spec);
+    if (!s) {
+        printDiagnostics(s.diagnostics());
+        return kExitBadInput;
+    }
+    auto t = trace::loadTrace(o.trace, format);
+    if (!t) {
+        printDiagnostics(t.diagnostics());
+        return kExitBadInput;
+    }
+    model::AnalysisOptions ao;
+    ao.lineSampleRate = o.sample;
+    auto st = model::analyze(*t, *s, ao);
+    if (!st) {
+        printDiagnostics(st.diagnostics());
+        return kExitBadInput;
+    }
+    model::ModelOptions mo;
+    mo.cache = *cache;
+    mo.paths = *paths;
+    mo.bound = *bound;
+    const double analysisSeconds = st->seconds;
+    model::Model m(*s, std::move(*st), mo);
+    search::SearchOptions so;
+    so.algorithm = *algorithm;
+    so.topK = std::max<size_t>(1, o.top);
+    auto r = search::search(m, so);
+    if (!r) {
+        printDiagnostics(r.diagnostics());
+        return kExitFailure;
+    }
+    model::Prediction best = m.predict(r->best.placement);
+    model::Placement orig = m.original();
+    model::Prediction original = m.predict(orig);
+
+    if (o.json) {
+        json out;
+        out["kernel"] = m.stats().kernel;
+        out["spec"] = s->name;
+        out["placement"] = model::placementJson(m, r->best.placement);
+        out["predicted_time"] = best.seconds;
+        out["predicted_cycles"] = best.cycles;
+        out["breakdown"] = model::predictionJson(best);
+        json orj;
+        orj["placement"] = model::placementJson(m, orig);
+        orj["feasible"] = original.feasible;
+        if (original.feasible) {
+            orj["predicted_time"] = original.seconds;
+            orj["predicted_cycles"] = original.cycles;
+            orj["speedup"] = best.cycles > 0 ? original.cycles / best.cycles : 1.0;
+        } else {
+            orj["reason"] = original.reason;
+        }
+        out["original"] = std::move(orj);
+        json alts = json::array();
+        for (const auto& c : r->alternatives) {
+            alts.push_back({{"placement", model::placementJson(m, c.placement)},
+                            {"predicted_time", m.seconds(c.cycles)},
+                            {"predicted_cycles", c.cycles}});
+        }
+        out["alternatives"] = std::move(alts);
+        out["search"] = {{"algorithm", std::string(search::algorithmName(r->algorithm))},
+                         {"evaluated", r->evaluated},
+                         {"nodes", r->nodes},
+                         {"seconds", r->seconds},
+                         {"exact", r->exact},
+                         {"space", search::spaceSize(m)},
+                         {"notes", r->notes}};
+        out["model"] = {{"cache_policy", std::string(model::cachePolicyName(mo.cache))},
+                        {"paths", std::string(model::pathModelName(mo.paths))},
+                        {"bound", m.memoryBound() ? "memory" : "compute"},
+                        {"analysis_seconds", analysisSeconds}};
+        out["analysis"] = model::statsJson(m.stats(), false);
+        std::cout << out.dump(2) << "\n";
+        return kExitSuccess;
+    }
+
+    if (o.brief) {
+        std::cout << fmt::format(
+            "{} {} {}: {} {}\n", m.stats().kernel, search::algorithmName(r->algorithm),
+            timeText(best.seconds), placementText(m, r->best.placement),
+            original.feasible ? fmt::format("({:.2f}x the original)",
+                                            best.cycles > 0 ? original.cycles / best.cycles : 1.0)
+                              : "");
+        return kExitSuccess;
+    }
+    const auto& st2 = m.stats();
+    std::cout << fmt::format("kernel {} on {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks "
+                             "traced, {} records, {} lanes\n",
+                             st2.kernel, s->name, st2.grid.x, st2.grid.y, st2.grid.z, st2.block.x,
+                             st2.block.y, st2.block.z, st2.tracedBlocks, st2.blocks, st2.records,
+                             st2.lanes);
+    for (const auto& n : st2.notes) {
+        std::cout << "  note: " << n << "\n";
+    }
+    std::cout << fmt::format("model: {}-bound, cache sharing {}, paths {}\n\n",
+                             m.memoryBound() ? "memory" : "compute",
+                             model::cachePolicyName(mo.cache), model::pathModelName(mo.paths));
+    Table placement({"array", "place", "original", "path", "cycles", "levels (requests/hits)"});
+    for (size_t i = 0; i < best.arrays.size(); ++i) {
+        const auto& a = best.arrays[i];
+        std::string levels;
+        for (const auto& l : a.levels) {
+            double req = l.readRequests + l.writeRequests;
+            double hits = l.readHits + l.writeHits;
+            if (req <= 0) {
+                continue;
+            }
+            levels += fmt::format("{}{} {}/{}", levels.empty() ? "" : ", ", l.memory,
+                                  cyclesText(req), cyclesText(hits));
+        }
+        if (a.stagingCycles > 0) {
+            levels += fmt::format(", staging {}", cyclesText(a.stagingCycles));
+        }
+        placement.add({a.name, std::string(placeName(a.place)), std::string(placeName(orig[i])),
+                       a.path, cyclesText(a.cycles), levels});
+    }
+    std::cout << placement.format();
+    std::cout << fmt::format("\npredicted: {} ({} cycles), critical path {}",
+                             timeText(best.seconds), cyclesText(best.cycles), best.criticalPath);
+    if (original.feasible) {
+        std::cout << fmt::format("; original {} ({:.2f}x)", timeText(original.seconds),
+                                 best.cycles > 0 ? original.cycles / best.cycles : 1.0);
+    }
+    std::cout << "\npaths:";
+    for (const auto& p : best.paths) {
+        std::cout << fmt::format(" {}={}", p.path, cyclesText(p.cycles));
+    }
+    std::cout << fmt::format("\noccupancy: {} blocks per SM (original {}), {} bytes of shared "
+                             "memory per block\n",
+                             best.residentBlocks, best.originalResidentBlocks, best.sharedPerBlock);
+    if (r->alternatives.size() > 1) {
+        std::cout << "\nalternatives:\n";
+        Table alts({"#", "predicted", "placement"});
+        for (size_t k = 0; k < r->alternatives.size(); ++k) {
+            const auto& c = r->alternatives[k];
+            alts.add({std::to_string(k + 1), timeText(m.seconds(c.cycles)),
+                      placementText(m, c.placement)});
+        }
+        std::cout << alts.format();
+    }
+    std::cout << fmt::format(
+        "\nsearch: {}{}, {} placements evaluated{}, {:.3g} ms; analysis "
+        "{:.3g} ms\n",
+        search::algorithmName(r->algorithm), r->exact ? " (exact)" : "", r->evaluated,
+        r->nodes > 0 ? fmt::format(", {} partial placements bounded", r->nodes) : "",
+        r->seconds * 1e3, analysisSeconds * 1e3);
+    for (const auto& n : r->notes) {
+        std::cout << "  " << n << "\n";
+    }
+    return kExitSuccess;
+}
+
+} // namespace
+
+static void addPlaceCommands(CLI::App& app, CommandContext& ctx) {
+    auto o = std::make_shared<PlaceOptions>();
+    auto* cmd = app.add_subcommand(
+        "place", "Choose the memory of every array of a traced kernel for a GPU spec");
+    cmd->add_option("trace", o->trace, "Trace file (binary, text or PORPLE form)")->required();
+    cmd->add_option("--spec", o->spec, "Built-in spec name (see `spec list`) or MSL file")
+        ->required();
+    cmd->add_option("--search", o->search, "exhaustive, bnb (default), greedy or rules");
+    cmd->add_option("--top", o->top, "Alternatives to list (default 5)");
+    cmd->add_option("--cache", o->cache,
+                    "Cache sharing: footprint (default) or equal (PORPLE's equal split)");
+    cmd->add_option("--paths", o->paths,
+                    "Path model: shared-units (default) or porple (arrays on a path only)");
+    cmd->add_option("--bound", o->bound, "Concurrency factors: auto (default), memory, compute");
+    cmd->add_option("--sample", o->sample,
+                    "SHARDS line sampling rate for reuse distances (default 1: exact)");
+    cmd->add_option("--format", o->format, "Trace form: auto (default), binary, text, porple");
+    cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->add_flag("--brief", o->brief, "Print one line: the placement and its predicted time");
+    cmd->callback([&ctx, o] { ctx.exitCode = runPlace(*o); });
+}
+
+static const CommandRegistration kRegisterPlace{"place", 30, addPlaceCommands};
+
+} // namespace memplace::cli

@@ -1,0 +1,411 @@
+// The model on traces small enough to price by hand, with the tiny spec
+// (tests/model/specs/tiny.msl: one SM at 1 GHz, every concurrency factor 1, L1 4 KB of 32-byte
+// lines at 10 cycles, global 100, constant 50, shared 5 with 32 banks, 64 KB of L1TEX).
+#include "model/analysis.h"
+#include "model/model.h"
+#include "model/occupancy.h"
+#include "spec/spec.h"
+#include "trace/synth.h"
+#include "trace/trace_io.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace memplace::model {
+namespace {
+
+std::string tinyText() {
+    std::ifstream in(std::string(MEMPLACE_SOURCE_DIR) + "/tests/model/specs/tiny.msl");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+spec::Spec tinySpec(const std::string& from = "", const std::string& to = "") {
+    std::string text = tinyText();
+    if (!from.empty()) {
+        auto at = text.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    }
+    auto s = spec::parseSpec(text, "tiny.msl");
+    EXPECT_TRUE(s.ok()) << s.message();
+    return *s;
+}
+
+trace::Trace parse(const std::string& body, const std::string& head) {
+    auto t = trace::parseText("memplace-trace 1\n" + head + body, "t.trace");
+    EXPECT_TRUE(t.ok()) << t.message();
+    return *t;
+}
+
+std::unique_ptr<Model> build(const trace::Trace& t, const spec::Spec& s, ModelOptions o = {}) {
+    auto st = analyze(t, s);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return std::make_unique<Model>(s, std::move(*st), o);
+}
+
+size_t memIndex(const spec::Spec& s, const char* name) {
+    return static_cast<size_t>(s.findMemory(name) - s.memories.data());
+}
+
+const LevelBreakdown& level(const Prediction& p, size_t array, const char* memory) {
+    for (const auto& l : p.arrays[array].levels) {
+        if (l.memory == memory) {
+            return l;
+        }
+    }
+    static LevelBreakdown none;
+    ADD_FAILURE() << "no level " << memory;
+    return none;
+}
+
+// One warp: a coalesced read of A[0..31] twice, then a warp-uniform read of A[5].
+//  - global: 9 sector requests at L1 (4 + 4 + 1); lines 0..3 then 0..3 again (distance 3) and
+//    line 0 (distance 3): 5 hits, 4 misses to global. 5*10 + 4*100 = 450 cycles.
+//  - constant: distinct addresses 32 + 32 + 1 = 65 transactions * 50 = 3250.
+//  - shared: conflict-free (1 + 1 + 1 transactions * 5 = 15) plus staging the 256-byte array
+//    for the one block: 8 sectors from global (800) and 2 rows of 32 banks stored (10): 825.
+const char* kHand = "r 0 0 0 A * 0..31\nr 0 0 0 A * 0..31\nr 0 0 1 A * 5x32\n";
+const char* kHandHead = "kernel hand\ngrid 1\nblock 32\narray A elem=4 length=64 mode=read\n";
+
+TEST(Model, HandComputedTransactionsHitsAndTimes) {
+    spec::Spec s = tinySpec();
+    trace::Trace t = parse(kHand, kHandHead);
+    auto st = analyze(t, s);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const ArrayStats& a = st->arrays[0];
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "L1")], 9);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "global")], 9);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "constant")], 65);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "shared")], 3);
+    EXPECT_DOUBLE_EQ(a.readRequests, 3);
+    EXPECT_DOUBLE_EQ(a.readLanes, 96);
+    EXPECT_DOUBLE_EQ(a.uniformFraction, 1.0 / 3.0);
+    EXPECT_DOUBLE_EQ(a.sectorsPerRequest, 3);
+    EXPECT_DOUBLE_EQ(a.blockReuse, 96.0 / 32.0);
+
+    Model m(s, std::move(*st));
+    Prediction g = m.predict({Place::Global});
+    ASSERT_TRUE(g.feasible) << g.reason;
+    EXPECT_DOUBLE_EQ(g.cycles, 450);
+    EXPECT_DOUBLE_EQ(g.seconds, 450e-9);
+    EXPECT_EQ(g.criticalPath, "ldst");
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").readRequests, 9);
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").readHits, 5);
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").cycles, 50);
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").capacityBytes, 4096);
+    EXPECT_DOUBLE_EQ(level(g, 0, "global").readRequests, 4);
+    EXPECT_DOUBLE_EQ(level(g, 0, "global").cycles, 400);
+
+    Prediction c = m.predict({Place::Constant});
+    EXPECT_DOUBLE_EQ(c.cycles, 3250);
+    EXPECT_EQ(c.criticalPath, "const");
+
+    Prediction sh = m.predict({Place::Shared});
+    EXPECT_DOUBLE_EQ(sh.cycles, 825);
+    EXPECT_DOUBLE_EQ(sh.arrays[0].stagingCycles, 810);
+    EXPECT_EQ(sh.sharedPerBlock, 256u);
+
+    EXPECT_DOUBLE_EQ(m.cycles({Place::Global}), 450);
+    EXPECT_EQ(m.candidates(0), (std::vector<Place>{Place::Global, Place::Constant, Place::Shared}));
+}
+
+TEST(Model, SmallerL1Misses) {
+    // Two lines of L1: the reuses at distance 3 miss. 9 * 100 = 900.
+    spec::Spec s = tinySpec("dim = na; size = 4 KB; blockSize = 32 B; banks = na;",
+                            "dim = na; size = 64 B; blockSize = 32 B; banks = na;");
+    auto m = build(parse(kHand, kHandHead), s);
+    Prediction g = m->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").readHits, 0);
+    EXPECT_DOUBLE_EQ(g.cycles, 900);
+}
+
+TEST(Model, BankConflictsAndBroadcast) {
+    // Stride 32 words: every lane in bank 0 -> 32 transactions; all lanes on one word: 1.
+    auto m = build(parse("r 0 0 0 A * 0..992:32\nr 0 0 0 A * 7x32\n",
+                         "kernel k\ngrid 1\nblock 1024\narray A elem=4 length=1024 mode=read\n"),
+                   tinySpec());
+    const auto& a = m->stats().arrays[0];
+    spec::Spec s = tinySpec();
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "shared")], 33);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "constant")], 33);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(s, "L1")], 33);
+}
+
+TEST(Model, WritesSkipWriteThroughCaches) {
+    // 32 lanes write 4 sectors, twice: nothing is served by L1; 8 writes at global.
+    auto m = build(parse("w 0 0 0 W * 0..31\nw 0 0 0 W * 0..31\n",
+                         "kernel k\ngrid 1\nblock 32\narray W elem=4 length=32 mode=write\n"),
+                   tinySpec());
+    Prediction p = m->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(p, 0, "L1").writeRequests, 0);
+    EXPECT_DOUBLE_EQ(level(p, 0, "global").writeRequests, 8);
+    EXPECT_DOUBLE_EQ(p.cycles, 800);
+    EXPECT_EQ(m->candidates(0), (std::vector<Place>{Place::Global, Place::Shared}));
+}
+
+std::string sweep(const char* array, int lines, int passes, uint32_t warp = 0) {
+    std::string out;
+    for (int p = 0; p < passes; ++p) {
+        for (int l = 0; l < lines; l += 4) {
+            int n = std::min(4, lines - l);
+            out += "r 0 " + std::to_string(warp) + " 0 " + array + " * " + std::to_string(l * 8) +
+                   ".." + std::to_string((l + n) * 8 - 1) + "\n";
+        }
+    }
+    return out;
+}
+
+TEST(Model, SharedMemoryShrinksL1) {
+    // 100 lines read twice: the second pass has distance 99. With 4 KB of L1 (128 lines) it
+    // hits; with 62 KB of the 64 KB L1TEX unit taken by shared memory, L1 has 2 KB and misses.
+    const std::string head = "kernel k\ngrid 1\nblock 32\narray C elem=4 length=800 mode=read\n";
+    auto open = build(parse(sweep("C", 100, 2), head), tinySpec());
+    EXPECT_DOUBLE_EQ(level(open->predict({Place::Global}), 0, "L1").readHits, 100);
+    auto carved = build(parse(sweep("C", 100, 2), head + "shared 63488\n"), tinySpec());
+    Prediction p = carved->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(p, 0, "L1").capacityBytes, 2048);
+    EXPECT_DOUBLE_EQ(level(p, 0, "L1").readHits, 0);
+}
+
+TEST(Model, EqualSplitAndFootprintComposition) {
+    // D: 100 lines read twice (200 references, distance 99). E: 10 lines read 100 times (1000
+    // references, distance 9). L1 has 128 lines.
+    //  - Equal split: 64 lines each. D misses its second pass; E hits 990.
+    //  - Footprint: D gets x with x + min(5x, 320 B) = 4096 B -> 3776 B = 118 lines: D hits 100.
+    //    E gets x with x + min(0.2x, 3200 B) = 4096 B -> 3413 B: E hits 990.
+    std::string body = sweep("D", 100, 2);
+    for (int r = 0; r < 100; ++r) {
+        body += "r 0 0 1 E * 0..31\nr 0 0 1 E * 32..63\nr 0 0 1 E 0x3 64..72:8\n";
+    }
+    const std::string head = "kernel k\ngrid 1\nblock 32\narray D elem=4 length=800 mode=read\n"
+                             "array E elem=4 length=80 mode=read\n";
+    trace::Trace t = parse(body, head);
+    ModelOptions eq;
+    eq.cache = CachePolicy::EqualSplit;
+    auto me = build(t, tinySpec(), eq);
+    Prediction pe = me->predict({Place::Global, Place::Global});
+    EXPECT_DOUBLE_EQ(level(pe, 0, "L1").capacityBytes, 2048);
+    EXPECT_DOUBLE_EQ(level(pe, 0, "L1").readHits, 0);
+    EXPECT_DOUBLE_EQ(level(pe, 1, "L1").readHits, 990);
+    auto mf = build(t, tinySpec());
+    Prediction pf = mf->predict({Place::Global, Place::Global});
+    EXPECT_NEAR(level(pf, 0, "L1").capacityBytes, 3776, 1e-6);
+    EXPECT_DOUBLE_EQ(level(pf, 0, "L1").readHits, 100);
+    EXPECT_NEAR(level(pf, 1, "L1").capacityBytes, 4096 / 1.2, 1e-6);
+    EXPECT_DOUBLE_EQ(level(pf, 1, "L1").readHits, 990);
+    // Alone in L1 (E in constant), D gets all of it.
+    Prediction alone = mf->predict({Place::Global, Place::Constant});
+    EXPECT_DOUBLE_EQ(level(alone, 0, "L1").capacityBytes, 4096);
+}
+
+TEST(Model, OccupancyGuardAndCapacities) {
+    // 1024 threads per block: 2 blocks per SM by warps. The kernel uses 30 KB of shared memory:
+    // still 2 blocks (64 KB per SM). Staging 3 KB more leaves 1: infeasible; 1 KB fits.
+    const std::string head = "kernel k\ngrid 2\nblock 1024\nshared 30720\n"
+                             "array small elem=4 length=256 mode=read\n"
+                             "array big elem=4 length=768 mode=read\n";
+    auto m = build(parse("r 0 0 0 small * 0..31\nr 0 0 0 big * 0..31\n", head), tinySpec());
+    EXPECT_EQ(m->stats().residentBlocks, 2u);
+    EXPECT_TRUE(m->feasible({Place::Shared, Place::Global}));
+    std::string why;
+    // big alone is excluded up front (3 KB lowers occupancy), so it is not a candidate.
+    EXPECT_EQ(m->candidates(1), (std::vector<Place>{Place::Global, Place::Constant}));
+    EXPECT_FALSE(m->feasible({Place::Global, Place::Shared}, &why));
+    EXPECT_NE(why.find("not feasible for array 'big'"), std::string::npos) << why;
+    bool foundReason = false;
+    for (const auto& e : m->stats().arrays[1].exclusions) {
+        if (e.place == Place::Shared) {
+            foundReason =
+                e.reason.find("lowers the resident blocks per SM from 2 to 1") != std::string::npos;
+        }
+    }
+    EXPECT_TRUE(foundReason);
+
+    // Constant pool: two 40 KB arrays fit one at a time, not together.
+    auto c = build(parse("r 0 0 0 p * 0..31\nr 0 0 0 q * 0..31\n",
+                         "kernel k\ngrid 1\nblock 32\narray p elem=4 length=10240 mode=read\n"
+                         "array q elem=4 length=10240 mode=read\n"),
+                   tinySpec());
+    EXPECT_TRUE(c->feasible({Place::Constant, Place::Global}));
+    EXPECT_FALSE(c->feasible({Place::Constant, Place::Constant}, &why));
+    EXPECT_NE(why.find("constant needs 81920 bytes, constant offers 65536"), std::string::npos)
+        << why;
+    EXPECT_EQ(c->cycles({Place::Constant, Place::Constant}), kInfeasible);
+}
+
+TEST(Model, SampledBlocksScaleCounts) {
+    // 4 blocks, 2 traced: every count doubles.
+    auto m = build(parse("r 0 0 0 A * 0..31\nr 2 0 0 A * 32..63\n",
+                         "kernel k\ngrid 4\nblock 32\ntraced 0 2\narray A elem=4 length=128 "
+                         "mode=read\n"),
+                   tinySpec());
+    const auto& a = m->stats().arrays[0];
+    EXPECT_DOUBLE_EQ(m->stats().scale, 2);
+    EXPECT_DOUBLE_EQ(a.readRequests, 4);
+    EXPECT_DOUBLE_EQ(a.readTransactions[memIndex(tinySpec(), "L1")], 16);
+    bool noted = false;
+    for (const auto& n : m->stats().notes) {
+        noted = noted || n.find("covers 2 of 4 blocks") != std::string::npos;
+    }
+    EXPECT_TRUE(noted);
+}
+
+TEST(Model, CopyBackNeedsOneWriterPerElement) {
+    const std::string head = "kernel k\ngrid 2\nblock 32\narray W elem=4 length=64 mode=write\n";
+    auto ok = build(parse("w 0 0 0 W * 0..31\nw 1 0 0 W * 32..63\n", head), tinySpec());
+    EXPECT_TRUE(ok->stats().arrays[0].singleWriterBlocks);
+    EXPECT_DOUBLE_EQ(ok->stats().arrays[0].copyBackSectors, 8);
+    auto both = build(parse("w 0 0 0 W * 0..31\nw 1 0 0 W * 16..47\n", head), tinySpec());
+    EXPECT_FALSE(both->stats().arrays[0].singleWriterBlocks);
+    EXPECT_EQ(both->candidates(0), (std::vector<Place>{Place::Global}));
+}
+
+TEST(Model, H100PersistingWindowPartitionsL2) {
+    auto s = spec::loadSpec("h100");
+    ASSERT_TRUE(s.ok());
+    auto t = trace::synth::randomKernel(3, 4);
+    ASSERT_TRUE(t.ok());
+    auto st = analyze(*t, *s);
+    ASSERT_TRUE(st.ok());
+    Model m(*s, std::move(*st));
+    Placement p = m.baseline();
+    p[0] = Place::L2Persist;
+    Prediction pr = m.predict(p);
+    ASSERT_TRUE(pr.feasible) << pr.reason;
+    const double bytes = static_cast<double>(m.stats().arrays[0].info.bytes());
+    EXPECT_DOUBLE_EQ(level(pr, 0, "L2persist").capacityBytes, bytes);
+    // Everyone else shares what is left of the 50 MB.
+    const double l2 = 50.0 * 1024 * 1024;
+    for (size_t i = 1; i < pr.arrays.size(); ++i) {
+        for (const auto& l : pr.arrays[i].levels) {
+            if (l.memory == "L2") {
+                EXPECT_LE(l.capacityBytes, l2 - bytes + 1e-6);
+            }
+        }
+    }
+    // Two persisting arrays need two windows.
+    p[1] = Place::L2Persist;
+    std::string why;
+    if (std::find(m.candidates(1).begin(), m.candidates(1).end(), Place::L2Persist) !=
+        m.candidates(1).end()) {
+        EXPECT_FALSE(m.feasible(p, &why));
+        EXPECT_NE(why.find("access-policy window"), std::string::npos) << why;
+    }
+}
+
+TEST(Model, ReadOnlyPathIsAnAliasOfGlobalOnH100) {
+    auto s = spec::loadSpec("h100");
+    auto t = trace::synth::saxpy();
+    auto st = analyze(*t, *s);
+    Model m(*s, std::move(*st));
+    // x: read-only; the read-only path is reached exactly like global.
+    EXPECT_EQ(m.aliases(0), std::vector<Place>{Place::ReadOnly});
+    EXPECT_EQ(std::count(m.candidates(0).begin(), m.candidates(0).end(), Place::ReadOnly), 0);
+    EXPECT_DOUBLE_EQ(m.cycles({Place::ReadOnly, Place::Global}),
+                     m.cycles({Place::Global, Place::Global}));
+    EXPECT_EQ(m.predict({Place::ReadOnly, Place::Global}).arrays[0].place, Place::ReadOnly);
+}
+
+TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
+    auto s = spec::loadSpec("h100");
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+        auto t = trace::synth::randomKernel(seed, 4);
+        ASSERT_TRUE(t.ok());
+        auto st = analyze(*t, *s);
+        for (CachePolicy cp : {CachePolicy::Footprint, CachePolicy::EqualSplit}) {
+            for (PathModel pm : {PathModel::SharedUnits, PathModel::Porple}) {
+                ModelOptions o;
+                o.cache = cp;
+                o.paths = pm;
+                Model m(*s, *st, o);
+                // Every partial placement (fix a prefix in some order): bound <= best completion.
+                const size_t n = m.arrayCount();
+                std::vector<Placement> all;
+                Placement p(n);
+                std::function<void(size_t)> rec = [&](size_t i) {
+                    if (i == n) {
+                        all.push_back(p);
+                        return;
+                    }
+                    for (Place q : m.candidates(i)) {
+                        p[i] = q;
+                        rec(i + 1);
+                    }
+                };
+                rec(0);
+                std::vector<double> cost;
+                for (const auto& full : all) {
+                    cost.push_back(m.cycles(full));
+                }
+                for (const auto& full : all) {
+                    for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+                        std::vector<uint8_t> fixed(n);
+                        for (size_t i = 0; i < n; ++i) {
+                            fixed[i] = (mask >> i) & 1u;
+                        }
+                        double lb = m.lowerBound(full, fixed);
+                        double best = kInfeasible;
+                        for (size_t k = 0; k < all.size(); ++k) {
+                            bool agrees = true;
+                            for (size_t i = 0; i < n; ++i) {
+                                agrees = agrees && (fixed[i] == 0 || all[k][i] == full[i]);
+                            }
+                            if (agrees) {
+                                best = std::min(best, cost[k]);
+                            }
+                        }
+                        if (best == kInfeasible) {
+                            continue;
+                        }
+                        ASSERT_LE(lb, best * (1 + 1e-9) + 1e-9)
+                            << "seed " << seed << " mask " << mask;
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(Analysis, ShardsSamplingErrorIsSmall) {
+    // Hit fractions of SHARDS-sampled analysis against the exact one, over cache sizes of
+    // 16 lines to 16M lines (docs/NOTES.md has the numbers for larger traces).
+    auto s = spec::loadSpec("h100");
+    auto t = trace::synth::benchmarkTrace(1 << 20);
+    ASSERT_TRUE(t.ok());
+    auto exact = analyze(*t, *s);
+    ASSERT_TRUE(exact.ok());
+    EXPECT_DOUBLE_EQ(hitRatioError(*exact, *exact), 0);
+    for (double rate : {0.1, 0.01}) {
+        AnalysisOptions o;
+        o.lineSampleRate = rate;
+        auto sampled = analyze(*t, *s, o);
+        ASSERT_TRUE(sampled.ok());
+        EXPECT_LT(hitRatioError(*exact, *sampled), 0.01) << rate;
+        // Transactions are never sampled.
+        EXPECT_EQ(sampled->arrays[0].readTransactions, exact->arrays[0].readTransactions);
+    }
+    AnalysisOptions bad;
+    bad.lineSampleRate = 0;
+    EXPECT_FALSE(analyze(*t, *s, bad).ok());
+}
+
+TEST(Occupancy, CalculatorLimits) {
+    auto s = spec::loadSpec("h100");
+    const auto& p = s->processor;
+    EXPECT_EQ(occupancy(p, 256, std::nullopt, 0).blocksPerSm, 8u); // 64 warps / 8
+    EXPECT_EQ(occupancy(p, 256, 128, 0).blocksPerSm, 2u);          // 128 regs: 32K per block
+    EXPECT_EQ(occupancy(p, 128, std::nullopt, 0).blocksPerSm, 16u);
+    EXPECT_EQ(occupancy(p, 32, std::nullopt, 0).blocksPerSm, 32u);          // block limit
+    EXPECT_EQ(occupancy(p, 256, std::nullopt, 100 * 1024).blocksPerSm, 2u); // 228 KB / 101 KB
+    EXPECT_EQ(occupancy(p, 256, std::nullopt, 228 * 1024).blocksPerSm, 0u); // over 227 KB
+    EXPECT_EQ(occupancy(p, 256, std::nullopt, 100 * 1024).limiter, "shared");
+    EXPECT_EQ(sharedAllocation(p, 1), 1024u + 128u);
+}
+
+} // namespace
+} // namespace memplace::model
