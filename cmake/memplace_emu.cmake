@@ -27,3 +27,18 @@ function(memplace_add_emulated_executable target)
   target_link_libraries(${target} PRIVATE memplace_emu ${ARG_DEPS})
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
 endfunction()
+
+# memplace_add_emulated_library(TARGET SOURCES a.cpp ... [DEPS libs...] [INCLUDES dirs...])
+#   A static library of host code that calls CUDA (the runtime's host library, the Placer)
+#   compiled for the emulation layer: emu/include first, memplace/emu/cuda_emu.h pre-included,
+#   memplace_emu linked. Link it only into emulated executables.
+function(memplace_add_emulated_library target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;INCLUDES" ${ARGN})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  target_include_directories(${target} BEFORE PUBLIC ${MEMPLACE_EMU_INCLUDE_DIR})
+  target_include_directories(${target} PUBLIC ${MEMPLACE_INCLUDE_ROOT} ${ARG_INCLUDES})
+  target_compile_options(${target} PRIVATE -include memplace/emu/cuda_emu.h)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC memplace_emu ${ARG_DEPS})
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()

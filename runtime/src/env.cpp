@@ -38,7 +38,11 @@ EnvConfig parseMemplaceEnv(const char* value) {
         return cfg;
     }
     const std::string_view v = trim(value);
-    if (v.empty() || v == "auto") {
+    if (v.empty()) {
+        return cfg;
+    }
+    if (v == "auto") {
+        cfg.mode = EnvConfig::Mode::Auto;
         return cfg;
     }
     if (v == "off") {
@@ -46,14 +50,13 @@ EnvConfig parseMemplaceEnv(const char* value) {
         return cfg;
     }
     if (v == "trace") {
-        cfg.warnings.emplace_back("MEMPLACE=trace is the online Placer's mode and is not part of "
-                                  "this runtime yet; using the default placement");
+        cfg.mode = EnvConfig::Mode::Trace;
         return cfg;
     }
     constexpr std::string_view kForce = "force:";
     if (v.substr(0, kForce.size()) != kForce) {
         cfg.warnings.push_back("MEMPLACE='" + std::string(v) +
-                               "' is not off, auto or force:<array=place,...>; ignored");
+                               "' is not off, auto, trace or force:<array=place,...>; ignored");
         return cfg;
     }
     cfg.mode = EnvConfig::Mode::Force;
@@ -114,6 +117,21 @@ std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries, std::st
         }
     }
     return any;
+}
+
+bool parseSwitchEnv(const char* variable, const char* value, std::vector<std::string>& warnings) {
+    if (value == nullptr) {
+        return false;
+    }
+    const std::string_view v = trim(value);
+    if (v == "1" || v == "on" || v == "yes" || v == "true") {
+        return true;
+    }
+    if (!v.empty() && v != "0" && v != "off" && v != "no" && v != "false") {
+        warnings.push_back(std::string(variable) + "='" + std::string(v) +
+                           "' is not 0 or 1; taken as 0");
+    }
+    return false;
 }
 
 bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings) {

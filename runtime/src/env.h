@@ -1,6 +1,9 @@
 // The runtime's environment controls, parsed without CUDA so they can be unit-tested:
-//   MEMPLACE=off | auto | force:[kernel.]array=place,...   (trace is the Placer's, issue 7)
+//   MEMPLACE=off | auto | trace | force:[kernel.]array=place,...
 //   MEMPLACE_DISPATCH=auto | dynamic
+//   MEMPLACE_TIME=0 | 1
+// auto and trace are the online Placer's modes (placer/): the runtime itself treats them like the
+// default (the installed PlacementPolicy decides); the Placer reads them to install itself.
 #pragma once
 
 #include "common/place.h"
@@ -19,7 +22,9 @@ struct ForceEntry {
 };
 
 struct EnvConfig {
-    enum class Mode { Default, Off, Force } mode = Mode::Default;
+        /// Default: MEMPLACE unset or empty. Auto, Trace: the Placer's modes (the runtime asks the
+    /// installed policy as in Default). Off: no policy, no tracing. Force: the entries below.
+    enum class Mode { Default, Off, Auto, Trace, Force } mode = Mode::Default;
     std::vector<ForceEntry> force;
     std::vector<std::string> warnings; ///< what was ignored, and why
 };
@@ -31,6 +36,10 @@ EnvConfig parseMemplaceEnv(const char* value);
 /// an unqualified one).
 std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries, std::string_view kernel,
                                  std::string_view array);
+
+/// Parses a boolean switch such as MEMPLACE_TIME: true for 1, on, yes, true; false for unset,
+/// empty, 0, off, no, false; anything else is false with a warning naming `variable`.
+bool parseSwitchEnv(const char* variable, const char* value, std::vector<std::string>& warnings);
 
 /// Parses MEMPLACE_DISPATCH: true for "dynamic"; a warning for anything but auto/dynamic/empty.
 bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings);

@@ -8,11 +8,13 @@
 #include "runtime/src/layout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda.h>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -85,6 +87,9 @@ struct Runtime {
     std::map<std::pair<int, const void*>, PoolState> pools;
     std::map<std::pair<int, const void*>, std::size_t> sharedAttr;
     std::set<std::string> warned;
+    uint64_t launches = 0; // launch ids handed out
+    // the default instantiation's (registers, static shared bytes), per (device, function)
+    std::map<std::pair<int, const void*>, std::pair<int, std::size_t>> funcAttrs;
     // tracing
     int traceRemaining = 0;
     TraceOptions traceOptions;
@@ -103,6 +108,79 @@ Runtime& rt() {
 }
 
 thread_local LaunchReport tlsLastReport;
+
+// ---- kernel timing: its own lock, so that policies may collect timings from their hooks -----
+
+struct PendingTiming {
+    uint64_t id = 0;
+    int device = 0;
+    std::string kernel;
+    std::string dispatch;
+    cudaEvent_t ev[3] = {};
+};
+
+struct Timing {
+    std::mutex mu;
+    std::atomic<int> enabled{-1}; // -1: not decided yet (MEMPLACE_TIME on first use)
+    std::map<int, std::vector<cudaEvent_t>> freeEvents; // per device
+    std::deque<PendingTiming> pending;
+};
+
+Timing& timing() {
+    static auto* t = new Timing; // never destroyed, like the runtime
+    return *t;
+}
+
+bool timingOn() {
+    Timing& t = timing();
+    int e = t.enabled.load();
+    if (e < 0) {
+        std::vector<std::string> warnings;
+        const int v = parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), warnings) ? 1 : 0;
+        for (const std::string& w : warnings) {
+            std::fprintf(stderr, "memplace: %s\n", w.c_str());
+        }
+        int expected = -1;
+        t.enabled.compare_exchange_strong(expected, v);
+        e = t.enabled.load();
+    }
+    return e == 1;
+}
+
+/// Three events for one launch on `device` (from the pool, or new); false when creating failed.
+bool takeEvents(int device, cudaEvent_t (&ev)[3]) {
+    Timing& t = timing();
+    std::lock_guard<std::mutex> g(t.mu);
+    std::vector<cudaEvent_t>& pool = t.freeEvents[device];
+    for (cudaEvent_t& e : ev) {
+        if (!pool.empty()) {
+            e = pool.back();
+            pool.pop_back();
+        } else if (cudaEventCreate(&e) != cudaSuccess) {
+            (void)cudaGetLastError();
+            e = nullptr;
+            for (cudaEvent_t& f : ev) {
+                if (f != nullptr) {
+                    pool.push_back(f);
+                    f = nullptr;
+                }
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+void giveEvents(int device, cudaEvent_t (&ev)[3]) {
+    Timing& t = timing();
+    std::lock_guard<std::mutex> g(t.mu);
+    for (cudaEvent_t& e : ev) {
+        if (e != nullptr) {
+            t.freeEvents[device].push_back(e);
+            e = nullptr;
+        }
+    }
+}
 
 void warnOnce(Runtime& r, const std::string& msg) {
     if (r.quiet || !r.warned.insert(msg).second) {
@@ -287,6 +365,8 @@ struct LaunchState {
     bool policyTrace = false;
     std::vector<uint32_t> sampled;
     std::size_t traceCapacity = 0;
+    bool timed = false;
+    cudaEvent_t ev[3] = {};
 };
 
 namespace {
@@ -558,6 +638,25 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     if (!check(cudaGetDevice(&st->device), "cudaGetDevice", rep)) {
         st->device = 0;
     }
+    rep.launchId = ++r.launches;
+    // Kernel timing: the first event before any stream work of this launch.
+    if (timingOn() && takeEvents(st->device, st->ev)) {
+        if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {
+            st->timed = true;
+        } else {
+            (void)cudaGetLastError();
+            giveEvents(st->device, st->ev);
+        }
+    }
+    // The second, right before the kernel (every return below goes through it).
+    auto markKernelStart = [&] {
+        if (st->timed && cudaEventRecord(st->ev[1], la.stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            st->timed = false;
+            giveEvents(st->device, st->ev);
+        }
+        rep.timed = st->timed;
+    };
 
     // What the runtime knows about the arrays.
     LaunchInfo& info = st->info;
@@ -567,6 +666,8 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     info.sharedBytes = la.sharedBytes;
     info.stream = la.stream;
     info.device = st->device;
+    info.constantPoolBytes = la.poolBytes;
+    info.launchId = rep.launchId;
     info.arrays.resize(static_cast<std::size_t>(n));
     for (int j = 0; j < n; ++j) {
         const ArrayDesc& d = kv.arrays[j];
@@ -581,6 +682,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         long long regWidth = 0;
         ai.extentKnown = findExtent(r, ai.ptr, ai.extentBytes, regWidth);
         ai.width = la.widths[j] > 0 ? la.widths[j] : regWidth;
+        ai.textureFeasible = kv.textureFeasible[j];
         ArrayReport& ar = rep.arrays[j];
         ar.name = d.name;
         ar.extentBytes = ai.extentBytes;
@@ -597,6 +699,20 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     const bool off = r.env.mode == EnvConfig::Mode::Off;
     Decision decision;
     if (!off && r.policy) {
+#if !defined(MEMPLACE_EMU) // the emulation layer knows neither registers nor static shared memory
+        auto fa = r.funcAttrs.find({st->device, kv.compiledFns[0]});
+        if (fa == r.funcAttrs.end()) {
+            cudaFuncAttributes attr{};
+            std::pair<int, std::size_t> v{0, 0};
+            if (check(cudaFuncGetAttributes(&attr, kv.compiledFns[0]), "cudaFuncGetAttributes",
+                      rep)) {
+                v = {attr.numRegs, attr.sharedSizeBytes};
+            }
+            fa = r.funcAttrs.emplace(std::make_pair(st->device, kv.compiledFns[0]), v).first;
+        }
+        info.registers = fa->second.first;
+        info.staticSharedBytes = fa->second.second;
+#endif
         decision = r.policy->decide(info);
     }
 
@@ -609,6 +725,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         }
         if (prepareTracing(r, kv, la, plan, *st, opt)) {
             st->policyTrace = byPolicy;
+            markKernelStart();
             const auto t1 = std::chrono::steady_clock::now();
             rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
             return;
@@ -951,6 +1068,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     for (int j = 0; j < n; ++j) {
         plan.handles[j].place = rep.arrays[j].placed;
     }
+    markKernelStart();
     const auto t1 = std::chrono::steady_clock::now();
     rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
 }
@@ -961,6 +1079,26 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
     LaunchState& st = *plan.state;
     LaunchReport& rep = st.report;
     rep.status = status;
+    if (st.timed) {
+        Timing& tm = timing();
+        if (cudaEventRecord(st.ev[2], la.stream) == cudaSuccess) {
+            PendingTiming p;
+            p.id = rep.launchId;
+            p.device = st.device;
+            p.kernel = kv.name;
+            p.dispatch = rep.dispatch;
+            for (int k = 0; k < 3; ++k) {
+                p.ev[k] = st.ev[k];
+                st.ev[k] = nullptr;
+            }
+            std::lock_guard<std::mutex> g(tm.mu);
+            tm.pending.push_back(std::move(p));
+        } else {
+            (void)cudaGetLastError();
+            giveEvents(st.device, st.ev);
+            rep.timed = false;
+        }
+    }
     if (status != cudaSuccess) {
         rep.errors.push_back(std::string("launch of ") + kv.name + " (" + rep.dispatch +
                              "): " + cudaMessage(status));
@@ -1005,6 +1143,7 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                                          la.stream),
                          "cudaMemcpyAsync(trace header)", rep);
         ok = ok && check(cudaStreamSynchronize(la.stream), "cudaStreamSynchronize(trace)", rep);
+        const auto tc0 = std::chrono::steady_clock::now();
         if (ok) {
             tr.produced = h.count;
             const std::size_t kept = static_cast<std::size_t>(std::min<unsigned long long>(
@@ -1039,6 +1178,9 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         } else {
             rep.errors.emplace_back("trace not collected");
         }
+        tr.collectMicros = std::chrono::duration<double, std::micro>(
+                               std::chrono::steady_clock::now() - tc0)
+                               .count();
         if (st.policyTrace && r.policy) {
             r.policy->traced(st.info, std::move(tr));
         } else {
@@ -1162,6 +1304,51 @@ LaunchReport lastReport() {
     return detail::tlsLastReport;
 }
 
+void setKernelTiming(bool on) {
+    detail::timing().enabled.store(on ? 1 : 0);
+}
+
+bool kernelTimingEnabled() {
+    return detail::timingOn();
+}
+
+std::vector<KernelTiming> takeKernelTimings(bool wait) {
+    detail::Timing& t = detail::timing();
+    std::lock_guard<std::mutex> g(t.mu);
+    std::vector<KernelTiming> out;
+    for (auto it = t.pending.begin(); it != t.pending.end();) {
+        detail::PendingTiming& p = *it;
+        const cudaError_t q = wait ? cudaEventSynchronize(p.ev[2]) : cudaEventQuery(p.ev[2]);
+        if (q == cudaErrorNotReady) {
+            ++it;
+            continue;
+        }
+        KernelTiming kt;
+        kt.launchId = p.id;
+        kt.kernel = p.kernel;
+        kt.dispatch = p.dispatch;
+        float m = 0;
+        float k = 0;
+        kt.ok = q == cudaSuccess && cudaEventElapsedTime(&m, p.ev[0], p.ev[1]) == cudaSuccess &&
+                cudaEventElapsedTime(&k, p.ev[1], p.ev[2]) == cudaSuccess;
+        if (kt.ok) {
+            kt.materialiseMs = m;
+            kt.kernelMs = k;
+        } else {
+            (void)cudaGetLastError();
+        }
+        out.push_back(std::move(kt));
+        for (cudaEvent_t e : p.ev) {
+            t.freeEvents[p.device].push_back(e);
+        }
+        it = t.pending.erase(it);
+    }
+    std::sort(out.begin(), out.end(), [](const KernelTiming& a, const KernelTiming& b) {
+        return a.launchId < b.launchId;
+    });
+    return out;
+}
+
 bool LaunchReport::anyFallback() const {
     return std::any_of(arrays.begin(), arrays.end(),
                        [](const ArrayReport& a) { return !a.fallback.empty(); });
@@ -1176,7 +1363,8 @@ std::string LaunchReport::toJson() const {
       << "],\"sharedBytesOriginal\":" << sharedBytesOriginal
       << ",\"sharedBytesTotal\":" << sharedBytesTotal << ",\"dispatch\":\"" << dispatch
       << "\",\"instantiation\":" << instantiation << ",\"hostMicros\":" << hostMicros
-      << ",\"status\":\"" << cudaGetErrorName(status) << "\",\"arrays\":[";
+      << ",\"status\":\"" << cudaGetErrorName(status) << "\",\"launchId\":" << launchId
+      << ",\"timed\":" << (timed ? "true" : "false") << ",\"arrays\":[";
     for (std::size_t j = 0; j < arrays.size(); ++j) {
         const ArrayReport& a = arrays[j];
         o << (j ? "," : "") << "{\"name\":\"" << jsonEscape(a.name) << "\",\"requested\":\""

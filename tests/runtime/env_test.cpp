@@ -5,12 +5,15 @@
 namespace memplace::detail {
 namespace {
 
-TEST(RuntimeEnv, UnsetEmptyAndAutoAreDefault) {
+TEST(RuntimeEnv, UnsetEmptyAutoAndTrace) {
     EXPECT_EQ(parseMemplaceEnv(nullptr).mode, EnvConfig::Mode::Default);
     EXPECT_EQ(parseMemplaceEnv("").mode, EnvConfig::Mode::Default);
     const EnvConfig a = parseMemplaceEnv(" auto ");
-    EXPECT_EQ(a.mode, EnvConfig::Mode::Default);
+    EXPECT_EQ(a.mode, EnvConfig::Mode::Auto);
     EXPECT_TRUE(a.warnings.empty());
+    const EnvConfig t = parseMemplaceEnv("trace");
+    EXPECT_EQ(t.mode, EnvConfig::Mode::Trace);
+    EXPECT_TRUE(t.warnings.empty());
 }
 
 TEST(RuntimeEnv, Off) {
@@ -40,11 +43,23 @@ TEST(RuntimeEnv, BadEntriesAreWarnedAndSkipped) {
     EXPECT_NE(c.warnings[0].find("unknown place 'nowhere'"), std::string::npos);
 }
 
-TEST(RuntimeEnv, UnknownModeAndTraceWarn) {
-    EXPECT_EQ(parseMemplaceEnv("sometimes").warnings.size(), 1u);
-    const EnvConfig t = parseMemplaceEnv("trace");
-    EXPECT_EQ(t.mode, EnvConfig::Mode::Default);
-    EXPECT_EQ(t.warnings.size(), 1u);
+TEST(RuntimeEnv, UnknownModeWarns) {
+    const EnvConfig u = parseMemplaceEnv("sometimes");
+    EXPECT_EQ(u.mode, EnvConfig::Mode::Default);
+    EXPECT_EQ(u.warnings.size(), 1u);
+}
+
+TEST(RuntimeEnv, Switch) {
+    std::vector<std::string> w;
+    EXPECT_FALSE(parseSwitchEnv("MEMPLACE_TIME", nullptr, w));
+    EXPECT_FALSE(parseSwitchEnv("MEMPLACE_TIME", "", w));
+    EXPECT_FALSE(parseSwitchEnv("MEMPLACE_TIME", "0", w));
+    EXPECT_TRUE(parseSwitchEnv("MEMPLACE_TIME", " 1", w));
+    EXPECT_TRUE(parseSwitchEnv("MEMPLACE_TIME", "on", w));
+    EXPECT_TRUE(w.empty());
+    EXPECT_FALSE(parseSwitchEnv("MEMPLACE_TIME", "maybe", w));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("MEMPLACE_TIME='maybe'"), std::string::npos);
 }
 
 TEST(RuntimeEnv, KernelQualifiedEntryWins) {

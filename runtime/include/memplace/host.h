@@ -34,6 +34,7 @@ struct ArrayInfo {
     std::size_t extentBytes = 0; ///< bytes from ptr to the end of its allocation (or as given)
     bool extentKnown = false;
     long long width = 0; ///< dims == 2: row length in elements (0: unknown)
+    bool textureFeasible = true; ///< the element type can be fetched through a texture
 };
 
 /// A launch as the policy sees it: the kernel and its input signature.
@@ -46,6 +47,13 @@ struct LaunchInfo {
     int device = 0;
     std::vector<ArrayInfo> arrays;
     std::vector<Placement> compiled; ///< placements compiled as specialised instantiations
+    /// The default instantiation's attributes (cudaFuncGetAttributes), queried only while a
+    /// policy is installed: registers per thread (0: unknown, as under the CPU emulation layer)
+    /// and static shared memory per block.
+    int registers = 0;
+    std::size_t staticSharedBytes = 0;
+    std::size_t constantPoolBytes = 0; ///< this translation unit's constant pool
+    uint64_t launchId = 0;             ///< the launch's number (LaunchReport::launchId)
 };
 
 // ---- tracing -------------------------------------------------------------------------------
@@ -79,6 +87,9 @@ struct TraceResult {
     uint64_t capacity = 0;
     bool overflow = false; ///< produced > capacity: records were dropped
     uint64_t dropped = 0;  ///< produced - capacity when overflow
+    /// Host microseconds spent collecting after the kernel had finished: copying the header and
+    /// the records back and clearing inactive lanes (the stream synchronisation not included).
+    double collectMicros = 0;
 };
 
 /// Traces the next `launches` launches made through memplace::launch (any kernel): each runs
@@ -181,6 +192,8 @@ struct LaunchReport {
     double hostMicros = 0;            ///< decision and materialisation, host wall clock
     cudaError_t status = cudaSuccess; ///< the launch's own result
     std::vector<std::string> errors;  ///< every failed CUDA call, with what it was for
+    uint64_t launchId = 0;            ///< 1, 2, ... in the order launches were made (process-wide)
+    bool timed = false;               ///< events were recorded (see takeKernelTimings)
 
     bool anyFallback() const;
     /// The report as one JSON object.
@@ -189,5 +202,30 @@ struct LaunchReport {
 
 /// The report of the calling thread's last memplace::launch.
 LaunchReport lastReport();
+
+// ---- kernel timing ---------------------------------------------------------------------------
+
+/// The measured times of one launch (CUDA events on the launch's stream). Under the CPU
+/// emulation layer events hold host times, so these are emulation times.
+struct KernelTiming {
+    uint64_t launchId = 0;
+    std::string kernel;
+    std::string dispatch; ///< as in the LaunchReport
+    /// From the start of memplace::launch's stream work to the kernel: the constant-pool upload,
+    /// pitched copies and trace-buffer setup that materialisation queued on the stream.
+    double materialiseMs = 0;
+    double kernelMs = 0; ///< the kernel itself
+    bool ok = false;     ///< false: an event failed (the times are 0)
+};
+
+/// Measures every launch with CUDA events (three per launch: before materialisation's stream
+/// work, before the kernel, after it), also MEMPLACE_TIME=1. Costs two or three
+/// cudaEventRecord per launch; off by default.
+void setKernelTiming(bool on);
+bool kernelTimingEnabled();
+/// The timings of finished launches, oldest first, and forgets them; `wait`: waits for every
+/// timed launch to finish first. Takes only the timing lock, so a PlacementPolicy may call it
+/// from its hooks.
+std::vector<KernelTiming> takeKernelTimings(bool wait = false);
 
 } // namespace memplace

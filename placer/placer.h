@@ -1,0 +1,212 @@
+// The online Placer (issue 7): a memplace::PlacementPolicy that places a kernel's arrays for the
+// GPU it runs on and the input it runs with.
+//
+// On the first launch of a kernel with a new input signature (kernel, grid, block, the
+// program's dynamic shared memory, device, each array's element size and extent) it asks the
+// runtime to trace that launch: the launch runs with the default placement (every array
+// global) through the tracing accessor, so it does the program's work exactly once and its
+// results are the original's; whole SMs are sampled. The records become a trace::Trace, the
+// engine (model::analyze, model::Model, search::search) runs with the present GPU's spec, and
+// later launches with that signature get the decision: a specialised instantiation when the
+// placement was compiled in, else the dynamic accessor (the runtime picks; the report says
+// which). A new signature is placed anew. See docs/placer.md.
+//
+// Install it with install(), or link the library and it installs itself (MEMPLACE unset, auto or
+// trace; not with off or force:...). Environment controls: MEMPLACE, MEMPLACE_SPEC,
+// MEMPLACE_SPEC_DIR, MEMPLACE_CACHE, MEMPLACE_REPORT, MEMPLACE_TIME, MEMPLACE_TRACE_DIR,
+// MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS, MEMPLACE_SEARCH,
+// MEMPLACE_QUIET (Options::fromEnvironment).
+#pragma once
+
+#include "common/expected.h"
+#include "memplace/host.h"
+#include "placer/convert.h"
+#include "search/search.h"
+#include "spec/spec.h"
+#include "trace/trace.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace memplace::placer {
+
+/// What the Placer does with launches.
+enum class Mode : uint8_t {
+    Off,   ///< nothing: every launch takes the default placement (MEMPLACE=off)
+    Auto,  ///< trace the first launch of each signature, place the later ones (the default)
+    Trace, ///< trace every launch and run the engine, but never change the placement
+};
+std::string_view modeName(Mode m); ///< "off", "auto", "trace"
+
+struct Options {
+    Mode mode = Mode::Auto;
+    std::string spec;       ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
+    std::string specDir;    ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
+    std::string cacheDir;   ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
+    std::string reportPath; ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
+    std::string traceDir;   ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
+    bool timeKernels = false; ///< MEMPLACE_TIME=1: CUDA events around every launch
+    Sampling sampling;        ///< MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS
+    int maxTraceAttempts = 3; ///< traced launches per signature when the buffer overflows
+    search::Algorithm search = search::Algorithm::BranchAndBound; ///< MEMPLACE_SEARCH
+    /// The decision must be predicted this much faster than the original, else the original
+    /// placement stays (no materialisation, no dynamic accessor for a marginal gain).
+    double minSpeedup = 1.02;
+    /// Predicted cost factor of a placement that was not compiled in (it runs through the
+    /// dynamic accessor, measured 1.00-1.95x on an H100: docs/NOTES.md): a compiled placement
+    /// within this factor of the best is preferred.
+    double dynamicPenalty = 1.10;
+    /// With timeKernels: the first launches after the trace that run the original placement, so
+    /// that the report has a measured original to set the decision against.
+    int originalSamples = 2;
+    /// With timeKernels, on a GPU: go back to the original placement when the decision measures
+    /// slower than the original by more than revertMargin (median of 3 or more launches).
+    bool revertIfSlower = true;
+    double revertMargin = 1.05;
+    bool quiet = false; ///< MEMPLACE_QUIET: no warnings on stderr (they stay in the report)
+
+    /// The options the environment gives; what it could not parse is appended to `warnings`.
+    static Options fromEnvironment(std::vector<std::string>* warnings = nullptr);
+};
+
+/// Overheads of one signature, in milliseconds, split as PORPLE reports them.
+struct Overheads {
+    /// Profiling: what tracing cost beyond the launch the program made anyway: the traced
+    /// kernel's extra time over the original kernel (measured with MEMPLACE_TIME=1, else not
+    /// counted: tracedKernelExtraMs < 0), the records' collection and their conversion.
+    double profilingMs = 0;
+    double tracedKernelMs = -1;      ///< the traced launches' kernel time (events), -1: not timed
+    double tracedKernelExtraMs = -1; ///< tracedKernelMs - original kernel time, -1: unknown
+    double collectMs = 0;            ///< copying the records back
+    double convertMs = 0;            ///< TraceResult -> trace::Trace
+    /// Engine: analysis + model + search.
+    double engineMs = 0;
+    double analysisMs = 0;
+    double modelMs = 0;
+    double searchMs = 0;
+    /// Transform: host time of placed launches above what an original launch takes (deciding,
+    /// materialising: texture objects, constant upload enqueue, attributes), plus the stream
+    /// work materialisation queued (constant upload, pitched copies; measured with
+    /// MEMPLACE_TIME=1). The dynamic accessor's per-launch kernel cost is not measured online
+    /// (docs/NOTES.md has it per kernel).
+    double transformMs = 0;
+    double transformHostMs = 0;
+    double transformStreamMs = 0;
+    double totalMs() const { return profilingMs + engineMs + transformMs; }
+};
+
+/// One input signature of one kernel: its decision, launches and overheads.
+struct KernelRecord {
+    std::string kernel;
+    std::string key;       ///< signatureKey
+    std::string signature; ///< signatureText
+    dim3 grid;
+    dim3 block;
+    std::size_t sharedBytes = 0;
+    int device = 0;
+    std::vector<std::string> arrays;
+    std::vector<std::size_t> extents; ///< bytes (0: unknown)
+    std::vector<std::size_t> elemSizes;
+
+    /// "pending" (not traced yet), "placed", "original" (the decision is the original
+    /// placement), "reverted" (measured slower, back to the original), "observed" (trace mode:
+    /// the decision is reported, not applied), "failed" (see failure).
+    std::string status = "pending";
+    std::string source; ///< "trace" or "cache"
+    std::string failure;
+    Placement decision;     ///< descriptor order (empty until decided)
+    Placement engineBest;   ///< the engine's best placement, compiled or not
+    std::string why;        ///< how the decision follows from the engine's result
+    bool compiled = false;  ///< the decision is among the compiled placements
+    double predictedSeconds = 0;  ///< of the decision
+    double originalSeconds = 0;   ///< of the original placement
+    double engineBestSeconds = 0; ///< of engineBest
+    std::string dispatch; ///< the last placed launch's ("specialized", "dynamic"), else ""
+    std::vector<std::string> fallbacks; ///< arrays the runtime could not place as decided
+
+    uint64_t launches = 0;
+    uint64_t tracedLaunches = 0;
+    uint64_t originalLaunches = 0; ///< launches that ran the original placement untraced
+    uint64_t placedLaunches = 0;
+
+    // the trace
+    uint64_t blocks = 0;
+    uint64_t sampledBlocks = 0;
+    uint64_t records = 0;
+    uint64_t lanes = 0;
+    int traceAttempts = 0;
+    bool truncated = false;
+
+    Overheads overheads;
+
+    // measured kernel times (MEMPLACE_TIME=1), milliseconds, medians; -1: none
+    double originalKernelMs = -1;
+    double placedKernelMs = -1;
+    int originalSamples = 0;
+    int placedSamples = 0;
+
+    std::string specName; ///< the spec the engine used
+    std::vector<std::string> notes;
+};
+
+/// The engine step on its own: analysis, model, search, and the choice among the engine's
+/// alternatives and the compiled placements (dynamicPenalty, minSpeedup).
+struct EngineResult {
+    Placement decision;
+    bool compiled = false;
+    bool original = false; ///< the decision is the original placement
+    Placement best;        ///< the engine's best, compiled or not
+    double decisionSeconds = 0;
+    double bestSeconds = 0;
+    double originalSeconds = 0;
+    std::string why;
+    double analysisMs = 0;
+    double modelMs = 0;
+    double searchMs = 0;
+    std::string algorithm;
+    uint64_t evaluated = 0;
+    bool exact = false;
+    std::vector<std::string> notes;
+};
+Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
+                                 const std::vector<Placement>& compiled, const Options& options);
+
+class Placer : public PlacementPolicy {
+public:
+    explicit Placer(Options options = {});
+    ~Placer() override;
+    Placer(const Placer&) = delete;
+    Placer& operator=(const Placer&) = delete;
+
+    Decision decide(const LaunchInfo& info) override;
+    void traced(const LaunchInfo& info, TraceResult trace) override;
+    void launched(const LaunchInfo& info, const LaunchReport& report) override;
+
+    const Options& options() const;
+    /// Every signature seen so far, in the order first seen (kernel times collected first).
+    std::vector<KernelRecord> kernels() const;
+    /// The report (docs/placer.md): device, spec, mode, every signature.
+    std::string reportJson() const;
+    /// Writes the report atomically; false (and `error`) when it cannot.
+    bool writeReport(const std::string& path, std::string* error = nullptr) const;
+    /// Every warning so far (also on stderr unless quiet).
+    std::vector<std::string> warnings() const;
+    /// Forgets every decision and signature (the disk cache stays).
+    void reset();
+
+private:
+    void tracedLocked(const LaunchInfo& info, TraceResult trace);
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Installs a Placer with these options as the runtime's PlacementPolicy (replacing any) and
+/// returns it; with Mode::Off it uninstalls. timeKernels switches the runtime's kernel timing on.
+std::shared_ptr<Placer> install(const Options& options = Options::fromEnvironment());
+/// Uninstalls the Placer (writing its report when it has a reportPath).
+void uninstall();
+/// The installed Placer, or null.
+std::shared_ptr<Placer> installed();
+
+} // namespace memplace::placer

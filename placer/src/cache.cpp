@@ -1,0 +1,200 @@
+#include "placer/cache.h"
+
+#include "common/file_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <system_error>
+
+namespace memplace::placer {
+
+namespace {
+
+constexpr const char* kFormat = "memplace-placer-cache";
+constexpr int kVersion = 1;
+
+} // namespace
+
+std::string hash16(std::string_view text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : text) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+BinaryId BinaryId::of(const std::filesystem::path& path) {
+    BinaryId id;
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::canonical(path, ec);
+    if (ec) {
+        return id;
+    }
+    id.path = p.string();
+    id.size = std::filesystem::file_size(p, ec);
+    if (ec) {
+        id.size = 0;
+    }
+    const auto t = std::filesystem::last_write_time(p, ec);
+    if (!ec) {
+        id.mtime = static_cast<int64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    }
+    return id;
+}
+
+BinaryId BinaryId::current() {
+    return of("/proc/self/exe");
+}
+
+DecisionCache::DecisionCache(std::filesystem::path dir, BinaryId binary, std::string device,
+                             std::string specFingerprint)
+    : dir_(std::move(dir)), binary_(std::move(binary)), device_(std::move(device)),
+      spec_(std::move(specFingerprint)) {
+    const std::string base =
+        binary_.path.empty() ? std::string("program")
+                             : std::filesystem::path(binary_.path).filename().string();
+    file_ = dir_ / (base + "-" + hash16(binary_.path + "\n" + device_) + ".json");
+}
+
+std::optional<std::string> DecisionCache::parse(const std::string& text,
+                                                std::map<std::string, CachedDecision>& out) const {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+        return std::string("corrupt (") + e.what() + ")";
+    }
+    try {
+        if (!j.is_object() || j.value("format", std::string()) != kFormat) {
+            return std::string("corrupt (not a memplace placer cache)");
+        }
+        if (j.at("version").get<int>() != kVersion) {
+            return "stale (version " + j.at("version").dump() + ", this program writes " +
+                   std::to_string(kVersion) + ")";
+        }
+        const auto& b = j.at("binary");
+        BinaryId id;
+        id.path = b.at("path").get<std::string>();
+        id.size = b.at("size").get<uint64_t>();
+        id.mtime = b.at("mtime").get<int64_t>();
+        if (!(id == binary_)) {
+            return "stale (written for another build of " + id.path + ")";
+        }
+        if (j.at("device").get<std::string>() != device_) {
+            return "stale (written for device " + j.at("device").get<std::string>() + ")";
+        }
+        if (j.at("spec").get<std::string>() != spec_) {
+            return std::string("stale (written with another memory specification)");
+        }
+        std::map<std::string, CachedDecision> entries;
+        for (const auto& e : j.at("decisions")) {
+            CachedDecision d;
+            d.key = e.at("key").get<std::string>();
+            d.signature = e.value("signature", std::string());
+            d.kernel = e.at("kernel").get<std::string>();
+            d.arrays = e.at("arrays").get<std::vector<std::string>>();
+            for (const auto& p : e.at("placement")) {
+                const auto place = parsePlace(p.get<std::string>());
+                if (!place) {
+                    return "corrupt (unknown place " + p.dump() + ")";
+                }
+                d.placement.push_back(*place);
+            }
+            if (d.placement.size() != d.arrays.size()) {
+                return std::string("corrupt (a placement and its arrays differ in length)");
+            }
+            d.predictedSeconds = e.value("predicted_seconds", 0.0);
+            d.originalSeconds = e.value("original_seconds", 0.0);
+            d.engineBest = e.value("engine_best", std::string());
+            entries[d.key] = std::move(d);
+        }
+        out = std::move(entries);
+    } catch (const std::exception& e) {
+        return std::string("corrupt (") + e.what() + ")";
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> DecisionCache::load() {
+    std::vector<std::string> warnings;
+    entries_.clear();
+    std::error_code ec;
+    if (!std::filesystem::exists(file_, ec)) {
+        return warnings;
+    }
+    auto text = readFile(file_);
+    if (!text) {
+        warnings.push_back("decision cache " + file_.string() + " cannot be read; ignored");
+        return warnings;
+    }
+    if (auto why = parse(*text, entries_)) {
+        entries_.clear();
+        warnings.push_back("decision cache " + file_.string() + " is " + *why +
+                           "; ignored (it is replaced at the next decision)");
+    }
+    return warnings;
+}
+
+const CachedDecision* DecisionCache::find(const std::string& key) const {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::string DecisionCache::serialise() const {
+    nlohmann::json j;
+    j["format"] = kFormat;
+    j["version"] = kVersion;
+    j["binary"] = {{"path", binary_.path}, {"size", binary_.size}, {"mtime", binary_.mtime}};
+    j["device"] = device_;
+    j["spec"] = spec_;
+    nlohmann::json ds = nlohmann::json::array();
+    for (const auto& [key, d] : entries_) {
+        nlohmann::json p = nlohmann::json::array();
+        for (Place pl : d.placement) {
+            p.push_back(std::string(placeName(pl)));
+        }
+        ds.push_back({{"key", d.key},
+                      {"signature", d.signature},
+                      {"kernel", d.kernel},
+                      {"arrays", d.arrays},
+                      {"placement", p},
+                      {"predicted_seconds", d.predictedSeconds},
+                      {"original_seconds", d.originalSeconds},
+                      {"engine_best", d.engineBest}});
+    }
+    j["decisions"] = std::move(ds);
+    return j.dump(1) + "\n";
+}
+
+std::optional<std::string> DecisionCache::store(const CachedDecision& d) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) {
+        return "decision cache: cannot create " + dir_.string() + ": " + ec.message();
+    }
+    // Merge what other processes of this binary stored meanwhile.
+    if (std::filesystem::exists(file_, ec)) {
+        if (auto text = readFile(file_)) {
+            std::map<std::string, CachedDecision> theirs;
+            if (!parse(*text, theirs)) {
+                for (auto& [k, v] : theirs) {
+                    entries_.emplace(k, std::move(v));
+                }
+            }
+        }
+    }
+    entries_[d.key] = d;
+    auto w = writeFileAtomic(file_, serialise(), Overwrite::Yes);
+    if (!w) {
+        return "decision cache: cannot write " + file_.string() + ": " + w.message();
+    }
+    return std::nullopt;
+}
+
+} // namespace memplace::placer

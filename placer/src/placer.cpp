@@ -1,0 +1,1002 @@
+#include "placer/placer.h"
+
+#include "common/file_io.h"
+#include "model/analysis.h"
+#include "model/model.h"
+#include "model/occupancy.h"
+#include "placer/cache.h"
+#include "placer/device_spec.h"
+#include "runtime/src/env.h"
+#include "trace/trace_io.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace memplace::placer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return -1;
+    }
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string placementText(const std::vector<std::string>& names, const Placement& p) {
+    std::string s;
+    for (std::size_t i = 0; i < p.size() && i < names.size(); ++i) {
+        s += (i == 0 ? "" : ",") + names[i] + "=" + std::string(placeName(p[i]));
+    }
+    return s;
+}
+
+bool allGlobal(const Placement& p) {
+    return std::all_of(p.begin(), p.end(), [](Place x) { return x == Place::Global; });
+}
+
+const char* getenvNonEmpty(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+} // namespace
+
+std::string_view modeName(Mode m) {
+    switch (m) {
+    case Mode::Off:
+        return "off";
+    case Mode::Trace:
+        return "trace";
+    default:
+        return "auto";
+    }
+}
+
+// ---- options -------------------------------------------------------------------------------
+
+Options Options::fromEnvironment(std::vector<std::string>* warnings) {
+    Options o;
+    std::vector<std::string> w;
+    const detail::EnvConfig env = detail::parseMemplaceEnv(std::getenv("MEMPLACE"));
+    // The runtime reports its own parse warnings; here only the mode matters.
+    switch (env.mode) {
+    case detail::EnvConfig::Mode::Off:
+    case detail::EnvConfig::Mode::Force:
+        o.mode = Mode::Off;
+        break;
+    case detail::EnvConfig::Mode::Trace:
+        o.mode = Mode::Trace;
+        break;
+    default:
+        o.mode = Mode::Auto;
+        break;
+    }
+    if (const char* v = getenvNonEmpty("MEMPLACE_SPEC")) {
+        o.spec = v;
+    }
+    o.specDir = defaultSpecDir();
+    if (const char* v = getenvNonEmpty("MEMPLACE_CACHE")) {
+        o.cacheDir = v;
+    }
+    if (const char* v = getenvNonEmpty("MEMPLACE_REPORT")) {
+        o.reportPath = v;
+    }
+    if (const char* v = getenvNonEmpty("MEMPLACE_TRACE_DIR")) {
+        o.traceDir = v;
+    }
+    o.timeKernels = detail::parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), w);
+    o.quiet = detail::parseSwitchEnv("MEMPLACE_QUIET", std::getenv("MEMPLACE_QUIET"), w);
+    auto number = [&](const char* name, auto& field, double lo, double hi) {
+        const char* v = getenvNonEmpty(name);
+        if (v == nullptr) {
+            return;
+        }
+        char* end = nullptr;
+        const double x = std::strtod(v, &end);
+        if (end == v || *end != '\0' || x < lo || x > hi) {
+            w.push_back(std::string(name) + "='" + v + "' is not a number in [" +
+                        std::to_string(static_cast<long long>(lo)) + ", " +
+                        std::to_string(static_cast<long long>(hi)) + "]; ignored");
+            return;
+        }
+        field = static_cast<std::remove_reference_t<decltype(field)>>(x);
+    };
+    number("MEMPLACE_TRACE_SMS", o.sampling.sms, 1, 1024);
+    number("MEMPLACE_TRACE_BLOCKS", o.sampling.blocksPerSm, 1, 1 << 20);
+    number("MEMPLACE_TRACE_WAVES", o.sampling.waves, 1, 1024);
+    number("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, 1, 1 << 26);
+    if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
+        if (auto a = search::parseAlgorithm(v)) {
+            o.search = *a;
+        } else {
+            w.push_back(std::string("MEMPLACE_SEARCH='") + v +
+                        "' is not exhaustive, bnb, greedy or rules; using bnb");
+        }
+    }
+    if (warnings != nullptr) {
+        warnings->insert(warnings->end(), w.begin(), w.end());
+    } else if (!o.quiet) {
+        for (const std::string& s : w) {
+            std::fprintf(stderr, "memplace: %s\n", s.c_str());
+        }
+    }
+    return o;
+}
+
+// ---- the engine step -----------------------------------------------------------------------
+
+Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
+                                 const std::vector<Placement>& compiled, const Options& options) {
+    EngineResult r;
+    auto t0 = Clock::now();
+    auto st = model::analyze(trace, spec);
+    if (!st) {
+        return std::move(st).takeFailure();
+    }
+    r.analysisMs = msSince(t0);
+    r.notes = st->notes;
+    t0 = Clock::now();
+    const model::Model m(spec, std::move(*st));
+    r.modelMs = msSince(t0);
+    t0 = Clock::now();
+    search::SearchOptions so;
+    so.algorithm = options.search;
+    so.topK = 8;
+    auto sr = search::search(m, so);
+    if (!sr) {
+        return std::move(sr).takeFailure();
+    }
+    const Placement original = m.original();
+    const double originalCycles = m.cycles(original);
+    r.algorithm = std::string(search::algorithmName(sr->algorithm));
+    r.evaluated = sr->evaluated;
+    r.exact = sr->exact;
+    r.notes.insert(r.notes.end(), sr->notes.begin(), sr->notes.end());
+    r.best = sr->best.placement;
+    r.bestSeconds = m.seconds(sr->best.cycles);
+    r.originalSeconds = m.seconds(originalCycles);
+
+    // The choice: the engine's alternatives and every compiled placement, a placement that is
+    // not compiled priced with the dynamic accessor's penalty.
+    auto isCompiled = [&](const Placement& p) {
+        return std::find(compiled.begin(), compiled.end(), p) != compiled.end() ||
+               p == original;
+    };
+    struct Option {
+        Placement p;
+        double cycles;
+        double effective;
+        bool compiled;
+    };
+    std::vector<Option> options_;
+    auto consider = [&](const Placement& p, double cycles) {
+        if (!(cycles < model::kInfeasible)) {
+            return;
+        }
+        for (const Option& o : options_) {
+            if (o.p == p) {
+                return;
+            }
+        }
+        const bool c = isCompiled(p);
+        options_.push_back({p, cycles, cycles * (c ? 1.0 : options.dynamicPenalty), c});
+    };
+    for (const search::Candidate& c : sr->alternatives) {
+        consider(c.placement, c.cycles);
+    }
+    consider(sr->best.placement, sr->best.cycles);
+    for (const Placement& p : compiled) {
+        if (p.size() == m.arrayCount() && m.feasible(p)) {
+            consider(p, m.cycles(p));
+        }
+    }
+    r.searchMs = msSince(t0);
+    const Option* best = nullptr;
+    for (const Option& o : options_) {
+        if (best == nullptr || o.effective < best->effective ||
+            (o.effective == best->effective && o.compiled && !best->compiled)) {
+            best = &o;
+        }
+    }
+    if (best == nullptr || !(originalCycles < model::kInfeasible)) {
+        r.decision = original;
+        r.compiled = true;
+        r.original = true;
+        r.decisionSeconds = r.originalSeconds;
+        r.why = best == nullptr ? "no feasible placement: the original stays"
+                                : "the original placement is infeasible in the model; it stays";
+        return r;
+    }
+    if (!(best->effective * options.minSpeedup < originalCycles)) {
+        r.decision = original;
+        r.compiled = true;
+        r.original = true;
+        r.decisionSeconds = r.originalSeconds;
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "the best placement is predicted %.3fx the original%s, below the %.2fx "
+                      "threshold: the original stays",
+                      best->cycles > 0 ? originalCycles / best->cycles : 1.0,
+                      best->compiled ? "" : " (not compiled)", options.minSpeedup);
+        r.why = buf;
+        return r;
+    }
+    r.decision = best->p;
+    r.compiled = best->compiled;
+    r.original = best->p == original;
+    r.decisionSeconds = m.seconds(best->cycles);
+    char buf[200];
+    if (best->p == sr->best.placement) {
+        std::snprintf(buf, sizeof buf, "the engine's best, predicted %.3fx the original%s",
+                      originalCycles / std::max(best->cycles, 1e-30),
+                      best->compiled ? ", compiled" : ", through the dynamic accessor");
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      "a compiled placement predicted %.3fx the original, preferred to the "
+                      "engine's best (%.3fx, not compiled) with the %.2fx dynamic-accessor penalty",
+                      originalCycles / std::max(best->cycles, 1e-30),
+                      originalCycles / std::max(sr->best.cycles, 1e-30), options.dynamicPenalty);
+    }
+    r.why = buf;
+    return r;
+}
+
+// ---- the Placer ----------------------------------------------------------------------------
+
+namespace {
+
+enum class Kind : uint8_t { Traced, Original, Placed };
+
+struct Entry {
+    KernelRecord rec;
+    enum class Phase : uint8_t { NeedTrace, Decided, Failed } phase = Phase::NeedTrace;
+    Sampling sampling;
+    Placement applied; ///< what placed launches get
+    std::vector<double> tracedMs, originalMs, placedMs, placedStreamMs;
+    std::vector<double> originalHostUs, placedHostUs;
+    std::set<std::string> fallbackSet;
+};
+
+struct DeviceState {
+    bool failed = false;
+    std::string name;
+    int major = 0;
+    int minor = 0;
+    uint32_t sms = 1;
+    DeviceSpec spec;
+    std::string fingerprint;
+    std::unique_ptr<DecisionCache> cache;
+};
+
+} // namespace
+
+struct Placer::Impl {
+    mutable std::mutex mu;
+    Options options;
+    std::map<int, DeviceState> devices;
+    std::vector<Entry> entries;
+    std::unordered_map<std::string, std::size_t> index;
+    std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> launchKinds; // until launched()
+    std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> timedLaunches; // until timed
+    std::vector<std::string> warnings;
+    std::set<std::string> warned;
+    std::string binary;
+
+    void warn(const std::string& w) {
+        if (!warned.insert(w).second) {
+            return;
+        }
+        warnings.push_back(w);
+        if (!options.quiet) {
+            std::fprintf(stderr, "memplace placer: %s\n", w.c_str());
+        }
+    }
+
+    DeviceState& device(int dev) {
+        auto it = devices.find(dev);
+        if (it != devices.end()) {
+            return it->second;
+        }
+        DeviceState& d = devices[dev];
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+            (void)cudaGetLastError();
+            d.failed = true;
+            warn("cannot read the properties of device " + std::to_string(dev) +
+                 "; its launches keep the original placement");
+            return d;
+        }
+        d.name = prop.name;
+        d.major = prop.major;
+        d.minor = prop.minor;
+        auto s = selectSpec(options.spec, options.specDir, d.name, d.major, d.minor);
+        if (!s) {
+            d.failed = true;
+            warn("device " + std::to_string(dev) + " (" + d.name + "): " + s.message() +
+                 "; its launches keep the original placement");
+            return d;
+        }
+        d.spec = std::move(*s);
+        for (const std::string& w : d.spec.warnings) {
+            warn(w);
+        }
+        d.sms = d.spec.spec.processor.sms > 0 ? d.spec.spec.processor.sms
+                                              : static_cast<uint32_t>(std::max(1, prop.multiProcessorCount));
+        d.fingerprint = d.spec.from + ":" + hash16(spec::printSpec(d.spec.spec));
+        if (!options.cacheDir.empty()) {
+            d.cache = std::make_unique<DecisionCache>(options.cacheDir, BinaryId::current(),
+                                                      d.name, d.fingerprint);
+            for (const std::string& w : d.cache->load()) {
+                warn(w);
+            }
+        }
+        return d;
+    }
+
+    Entry& entry(const LaunchInfo& info, const std::string& key, DeviceState& dev) {
+        auto it = index.find(key);
+        if (it != index.end()) {
+            return entries[it->second];
+        }
+        index.emplace(key, entries.size());
+        Entry& e = entries.emplace_back();
+        KernelRecord& r = e.rec;
+        r.kernel = info.kernel;
+        r.key = key;
+        r.signature = signatureText(info);
+        r.grid = info.grid;
+        r.block = info.block;
+        r.sharedBytes = info.sharedBytes;
+        r.device = info.device;
+        r.blocks = static_cast<uint64_t>(info.grid.x) * info.grid.y * info.grid.z;
+        for (const ArrayInfo& a : info.arrays) {
+            r.arrays.push_back(a.name);
+            r.extents.push_back(a.extentKnown ? a.extentBytes : 0);
+            r.elemSizes.push_back(a.elemSize);
+        }
+        r.specName = dev.spec.from;
+        // Trace the first waves of whole SMs: the resident blocks per SM of the original launch.
+        const model::Occupancy occ = model::occupancy(
+            dev.spec.spec.processor, static_cast<uint32_t>(info.block.x * info.block.y * info.block.z),
+            info.registers > 0 ? std::optional<uint32_t>(static_cast<uint32_t>(info.registers))
+                               : std::nullopt,
+            info.staticSharedBytes + info.sharedBytes);
+        e.sampling = resolveSampling(options.sampling, occ.blocksPerSm);
+        if (dev.cache) {
+            if (const CachedDecision* c = dev.cache->find(key);
+                c != nullptr && c->arrays == r.arrays && c->placement.size() == r.arrays.size()) {
+                e.phase = Entry::Phase::Decided;
+                r.source = "cache";
+                r.decision = c->placement;
+                e.applied = c->placement;
+                r.predictedSeconds = c->predictedSeconds;
+                r.originalSeconds = c->originalSeconds;
+                r.status = allGlobal(c->placement) ? "original" : "placed";
+                r.why = "from the decision cache " + dev.cache->file().string();
+                if (!c->engineBest.empty()) {
+                    r.notes.push_back("engine's best when decided: " + c->engineBest);
+                }
+                r.compiled = allGlobal(c->placement) ||
+                             std::find(info.compiled.begin(), info.compiled.end(),
+                                       c->placement) != info.compiled.end();
+            }
+        }
+        return e;
+    }
+
+    void collectTimings(bool wait) {
+        if (timedLaunches.empty()) {
+            return;
+        }
+        for (const KernelTiming& t : takeKernelTimings(wait)) {
+            auto it = timedLaunches.find(t.launchId);
+            if (it == timedLaunches.end()) {
+                continue;
+            }
+            Entry& e = entries[it->second.first];
+            if (t.ok) {
+                switch (it->second.second) {
+                case Kind::Traced:
+                    e.tracedMs.push_back(t.kernelMs);
+                    break;
+                case Kind::Original:
+                    e.originalMs.push_back(t.kernelMs);
+                    break;
+                case Kind::Placed:
+                    e.placedMs.push_back(t.kernelMs);
+                    e.placedStreamMs.push_back(t.materialiseMs);
+                    break;
+                }
+            }
+            timedLaunches.erase(it);
+        }
+    }
+
+    void maybeRevert(Entry& e) {
+#if defined(MEMPLACE_EMU)
+        (void)e; // emulation times say nothing about a GPU
+#else
+        if (!options.revertIfSlower || !options.timeKernels || e.phase != Entry::Phase::Decided ||
+            allGlobal(e.applied) || e.originalMs.empty() || e.placedMs.size() < 3) {
+            return;
+        }
+        const double o = median(e.originalMs);
+        const double p = median(e.placedMs);
+        if (o > 0 && p > options.revertMargin * o) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf,
+                          "measured %.4f ms placed against %.4f ms original (median of %zu and "
+                          "%zu launches): back to the original placement",
+                          p, o, e.placedMs.size(), e.originalMs.size());
+            e.rec.notes.emplace_back(buf);
+            e.rec.status = "reverted";
+            e.applied.assign(e.applied.size(), Place::Global);
+        }
+#endif
+    }
+
+    void finalise(KernelRecord& r, const Entry& e) const {
+        r.originalKernelMs = median(e.originalMs);
+        r.placedKernelMs = median(e.placedMs);
+        r.originalSamples = static_cast<int>(e.originalMs.size());
+        r.placedSamples = static_cast<int>(e.placedMs.size());
+        Overheads& o = r.overheads;
+        if (!e.tracedMs.empty()) {
+            double sum = 0;
+            for (double x : e.tracedMs) {
+                sum += x;
+            }
+            o.tracedKernelMs = sum;
+            if (r.originalKernelMs >= 0) {
+                o.tracedKernelExtraMs =
+                    std::max(0.0, sum - r.originalKernelMs * static_cast<double>(e.tracedMs.size()));
+            }
+        }
+        o.profilingMs = std::max(0.0, o.tracedKernelExtraMs) + o.collectMs + o.convertMs;
+        o.engineMs = o.analysisMs + o.modelMs + o.searchMs;
+        double host = 0;
+        for (double x : e.placedHostUs) {
+            host += x / 1000.0;
+        }
+        o.transformHostMs = host;
+        double stream = 0;
+        for (double x : e.placedStreamMs) {
+            stream += x;
+        }
+        o.transformStreamMs = stream;
+        o.transformMs = host + stream;
+    }
+
+    nlohmann::json recordJson(const KernelRecord& r, const Entry& e) const {
+        using nlohmann::json;
+        auto placementJson = [&](const Placement& p) {
+            json j = json::object();
+            for (std::size_t i = 0; i < p.size() && i < r.arrays.size(); ++i) {
+                j[r.arrays[i]] = std::string(placeName(p[i]));
+            }
+            return j;
+        };
+        auto orNull = [](double v) { return v < 0 ? json(nullptr) : json(v); };
+        json arrays = json::array();
+        for (std::size_t i = 0; i < r.arrays.size(); ++i) {
+            arrays.push_back({{"name", r.arrays[i]},
+                              {"extent_bytes", r.extents[i]},
+                              {"element_size", r.elemSizes[i]}});
+        }
+        json j;
+        j["kernel"] = r.kernel;
+        j["signature"] = {{"text", r.signature},
+                          {"key", r.key},
+                          {"grid", {r.grid.x, r.grid.y, r.grid.z}},
+                          {"block", {r.block.x, r.block.y, r.block.z}},
+                          {"shared_bytes", r.sharedBytes},
+                          {"device", r.device},
+                          {"arrays", arrays}};
+        j["status"] = r.status;
+        j["source"] = r.source;
+        if (!r.failure.empty()) {
+            j["failure"] = r.failure;
+        }
+        j["spec"] = r.specName;
+        j["decision"] = r.decision.empty() ? json(nullptr) : placementJson(r.decision);
+        j["applied"] = e.applied.empty() ? json(nullptr) : placementJson(e.applied);
+        j["engine_best"] = r.engineBest.empty() ? json(nullptr) : placementJson(r.engineBest);
+        j["why"] = r.why;
+        j["compiled"] = r.compiled;
+        j["dispatch"] = r.dispatch.empty() ? json(nullptr) : json(r.dispatch);
+        json pred = json::object();
+        if (!r.decision.empty()) {
+            pred["decision_us"] = r.predictedSeconds * 1e6;
+            pred["original_us"] = r.originalSeconds * 1e6;
+            pred["engine_best_us"] = r.engineBestSeconds * 1e6;
+            pred["speedup"] = r.predictedSeconds > 0 ? r.originalSeconds / r.predictedSeconds : 1.0;
+        }
+        j["predicted"] = pred;
+        j["fallbacks"] = r.fallbacks;
+        j["launches"] = {{"total", r.launches},
+                         {"traced", r.tracedLaunches},
+                         {"original", r.originalLaunches},
+                         {"placed", r.placedLaunches}};
+        j["trace"] = {{"blocks", r.blocks},       {"sampled_blocks", r.sampledBlocks},
+                      {"records", r.records},     {"lanes", r.lanes},
+                      {"attempts", r.traceAttempts}, {"truncated", r.truncated}};
+        const Overheads& o = r.overheads;
+        j["overhead_ms"] = {
+            {"profiling", o.profilingMs},
+            {"engine", o.engineMs},
+            {"transform", o.transformMs},
+            {"total", o.totalMs()},
+            {"detail",
+             {{"traced_kernel", orNull(o.tracedKernelMs)},
+              {"traced_kernel_extra", orNull(o.tracedKernelExtraMs)},
+              {"collect", o.collectMs},
+              {"convert", o.convertMs},
+              {"analysis", o.analysisMs},
+              {"model", o.modelMs},
+              {"search", o.searchMs},
+              {"transform_host", o.transformHostMs},
+              {"transform_stream", o.transformStreamMs},
+              {"host_us_median_original", orNull(median(e.originalHostUs))},
+              {"host_us_median_placed", orNull(median(e.placedHostUs))}}}};
+        json measured = json::object();
+        if (options.timeKernels) {
+            measured["original_ms"] = orNull(r.originalKernelMs);
+            measured["placed_ms"] = orNull(r.placedKernelMs);
+            measured["traced_ms"] = orNull(median(e.tracedMs));
+            measured["original_samples"] = r.originalSamples;
+            measured["placed_samples"] = r.placedSamples;
+            measured["speedup"] = r.originalKernelMs > 0 && r.placedKernelMs > 0
+                                      ? json(r.originalKernelMs / r.placedKernelMs)
+                                      : json(nullptr);
+            // The launches it takes for what the decision saves to pay for the overhead.
+            const double saved = r.originalKernelMs - r.placedKernelMs;
+            measured["break_even_launches"] =
+                r.originalKernelMs > 0 && r.placedKernelMs > 0 && saved > 0
+                    ? json((o.profilingMs + o.engineMs) / saved)
+                    : json(nullptr);
+        }
+        j["measured"] = measured;
+        j["notes"] = r.notes;
+        return j;
+    }
+};
+
+Placer::Placer(Options options) : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+}
+
+Placer::~Placer() = default;
+
+const Options& Placer::options() const {
+    return impl_->options;
+}
+
+Decision Placer::decide(const LaunchInfo& info) {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    Decision d;
+    if (m.options.mode == Mode::Off) {
+        return d;
+    }
+    DeviceState& dev = m.device(info.device);
+    if (dev.failed) {
+        return d;
+    }
+    const std::string key = signatureKey(info);
+    Entry& e = m.entry(info, key, dev);
+    const std::size_t ei = static_cast<std::size_t>(&e - m.entries.data());
+    ++e.rec.launches;
+    auto trace = [&] {
+        d.kind = Decision::Kind::Trace;
+        d.trace = traceOptions(info, dev.sms, e.sampling);
+        m.launchKinds[info.launchId] = {ei, Kind::Traced};
+    };
+    if (m.options.mode == Mode::Trace) {
+        trace();
+        return d;
+    }
+    switch (e.phase) {
+    case Entry::Phase::NeedTrace:
+        trace();
+        return d;
+    case Entry::Phase::Failed:
+        m.launchKinds[info.launchId] = {ei, Kind::Original};
+        return d;
+    case Entry::Phase::Decided:
+        break;
+    }
+    const bool measureOriginal = m.options.timeKernels &&
+                                 static_cast<int>(e.rec.originalLaunches) <
+                                     m.options.originalSamples &&
+                                 !allGlobal(e.applied);
+    if (allGlobal(e.applied) || measureOriginal) {
+        m.launchKinds[info.launchId] = {ei, Kind::Original};
+        return d;
+    }
+    d.kind = Decision::Kind::Place;
+    d.placement = e.applied;
+    m.launchKinds[info.launchId] = {ei, Kind::Placed};
+    return d;
+}
+
+void Placer::traced(const LaunchInfo& info, TraceResult result) {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    try {
+        tracedLocked(info, std::move(result));
+    } catch (const std::exception& ex) {
+        auto it = m.index.find(signatureKey(info));
+        if (it != m.index.end()) {
+            Entry& e = m.entries[it->second];
+            e.phase = Entry::Phase::Failed;
+            e.rec.status = "failed";
+            e.rec.failure = std::string("the Placer failed: ") + ex.what();
+        }
+        m.warn(info.kernel + ": the Placer failed (" + ex.what() +
+               "); the original placement stays");
+    }
+}
+
+void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
+    Impl& m = *impl_;
+    auto it = m.index.find(signatureKey(info));
+    if (it == m.index.end()) {
+        return;
+    }
+    Entry& e = m.entries[it->second];
+    KernelRecord& r = e.rec;
+    DeviceState& dev = m.device(info.device);
+    ++r.traceAttempts;
+    r.overheads.collectMs += result.collectMicros / 1000.0;
+    r.sampledBlocks = result.sampledBlocks.empty() ? r.blocks : result.sampledBlocks.size();
+
+    if (result.overflow && r.traceAttempts < m.options.maxTraceAttempts) {
+        const Sampling next = shrink(e.sampling, result.produced, result.capacity);
+        if (next.sms != e.sampling.sms || next.blocksPerSm != e.sampling.blocksPerSm) {
+            r.notes.push_back("trace " + std::to_string(r.traceAttempts) + " overflowed (" +
+                              std::to_string(result.produced) + " records for " +
+                              std::to_string(result.capacity) + "): traced again with " +
+                              std::to_string(next.sms) + " SM(s), " +
+                              std::to_string(next.blocksPerSm) + " block(s) each");
+            e.sampling = next;
+            return; // the next launch of this signature is traced again
+        }
+    }
+
+    auto t0 = Clock::now();
+    ConvertInfo ci;
+    auto t = toTrace(info, result, &ci);
+    r.overheads.convertMs += msSince(t0);
+    r.records = ci.records;
+    r.lanes = ci.lanes;
+    r.truncated = ci.truncated;
+    for (const std::string& n : ci.notes) {
+        r.notes.push_back(n);
+    }
+    if (!t) {
+        e.phase = Entry::Phase::Failed;
+        r.status = "failed";
+        r.failure = "the trace does not convert: " + t.message();
+        m.warn(info.kernel + ": " + r.failure + "; the original placement stays");
+        return;
+    }
+    if (!m.options.traceDir.empty()) {
+        const std::string file = m.options.traceDir + "/" + traceName(info.kernel) + "-" +
+                                 std::to_string(info.launchId) + ".trace";
+        std::error_code ec;
+        std::filesystem::create_directories(m.options.traceDir, ec);
+        auto s = trace::saveTrace(*t, file, trace::TraceFormat::Binary, Overwrite::Yes);
+        if (!s) {
+            m.warn("cannot save the trace " + file + ": " + s.message());
+        }
+    }
+    Expected<EngineResult> er = runEngine(*t, dev.spec.spec, info.compiled, m.options);
+    if (!er) {
+        e.phase = Entry::Phase::Failed;
+        r.status = "failed";
+        r.failure = er.message();
+        m.warn(info.kernel + ": " + r.failure + "; the original placement stays");
+        return;
+    }
+    r.overheads.analysisMs += er->analysisMs;
+    r.overheads.modelMs += er->modelMs;
+    r.overheads.searchMs += er->searchMs;
+    r.decision = er->decision;
+    r.engineBest = er->best;
+    r.compiled = er->compiled;
+    r.predictedSeconds = er->decisionSeconds;
+    r.originalSeconds = er->originalSeconds;
+    r.engineBestSeconds = er->bestSeconds;
+    r.why = er->why;
+    r.source = "trace";
+    for (const std::string& n : er->notes) {
+        if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) {
+            r.notes.push_back(n);
+        }
+    }
+    if (m.options.mode == Mode::Trace) {
+        r.status = "observed";
+        return; // every launch is traced; nothing is applied
+    }
+    e.phase = Entry::Phase::Decided;
+    e.applied = er->decision;
+    r.status = er->original ? "original" : "placed";
+    if (dev.cache) {
+        CachedDecision c;
+        c.key = r.key;
+        c.signature = r.signature;
+        c.kernel = r.kernel;
+        c.arrays = r.arrays;
+        c.placement = er->decision;
+        c.predictedSeconds = er->decisionSeconds;
+        c.originalSeconds = er->originalSeconds;
+        c.engineBest = placementText(r.arrays, er->best);
+        if (auto w = dev.cache->store(c)) {
+            m.warn(*w);
+        }
+    }
+}
+
+void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    auto lk = m.launchKinds.find(report.launchId);
+    if (lk == m.launchKinds.end()) {
+        return;
+    }
+    const auto [ei, kind] = lk->second;
+    m.launchKinds.erase(lk);
+    Entry& e = m.entries[ei];
+    KernelRecord& r = e.rec;
+    (void)info;
+    switch (kind) {
+    case Kind::Traced:
+        if (report.dispatch == "tracing") {
+            ++r.tracedLaunches;
+        } else {
+            // Tracing failed (the runtime says why): the launch ran the original untraced.
+            ++r.originalLaunches;
+            for (const std::string& err : report.errors) {
+                m.warn(info.kernel + ": tracing failed: " + err);
+            }
+            if (e.phase == Entry::Phase::NeedTrace && m.options.mode == Mode::Auto) {
+                e.phase = Entry::Phase::Failed;
+                r.status = "failed";
+                r.failure = "the launch could not be traced";
+            }
+        }
+        break;
+    case Kind::Original:
+        ++r.originalLaunches;
+        e.originalHostUs.push_back(report.hostMicros);
+        break;
+    case Kind::Placed:
+        ++r.placedLaunches;
+        e.placedHostUs.push_back(report.hostMicros);
+        r.dispatch = report.dispatch;
+        for (const ArrayReport& a : report.arrays) {
+            if (!a.fallback.empty() && e.fallbackSet.insert(a.name + ": " + a.fallback).second) {
+                r.fallbacks.push_back(a.name + " requested " +
+                                      std::string(placeName(a.requested)) + ", placed " +
+                                      std::string(placeName(a.placed)) + ": " + a.fallback);
+            }
+        }
+        break;
+    }
+    if (report.timed) {
+        m.timedLaunches[report.launchId] = {ei, kind};
+        m.collectTimings(false);
+        m.maybeRevert(e);
+    }
+}
+
+std::vector<KernelRecord> Placer::kernels() const {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    m.collectTimings(true);
+    std::vector<KernelRecord> out;
+    out.reserve(m.entries.size());
+    for (const Entry& e : m.entries) {
+        KernelRecord r = e.rec;
+        m.finalise(r, e);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::string Placer::reportJson() const {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    m.collectTimings(true);
+    using nlohmann::json;
+    json j;
+    j["format"] = "memplace-placer-report";
+    j["version"] = 1;
+    j["mode"] = std::string(modeName(m.options.mode));
+    json devs = json::array();
+    for (const auto& [index, d] : m.devices) {
+        json dj = {{"index", index}, {"name", d.name}};
+        if (!d.failed) {
+            dj["compute_capability"] = std::to_string(d.major) + "." + std::to_string(d.minor);
+            dj["spec"] = {{"name", d.spec.spec.name},
+                          {"source", d.spec.source},
+                          {"from", d.spec.from},
+                          {"sms", d.sms}};
+            if (d.cache) {
+                dj["cache_file"] = d.cache->file().string();
+            }
+        } else {
+            dj["failed"] = true;
+        }
+        devs.push_back(dj);
+    }
+    j["devices"] = devs;
+    j["time_kernels"] = m.options.timeKernels;
+    j["sampling"] = {{"sms", m.options.sampling.sms},
+                     {"blocks_per_sm", m.options.sampling.blocksPerSm},
+                     {"waves", m.options.sampling.waves},
+                     {"max_records", m.options.sampling.maxRecords}};
+#if defined(MEMPLACE_EMU)
+    j["emulated"] = true;
+#else
+    j["emulated"] = false;
+#endif
+    json ks = json::array();
+    Overheads total;
+    for (const Entry& e : m.entries) {
+        KernelRecord r = e.rec;
+        m.finalise(r, e);
+        total.profilingMs += r.overheads.profilingMs;
+        total.engineMs += r.overheads.engineMs;
+        total.transformMs += r.overheads.transformMs;
+        ks.push_back(m.recordJson(r, e));
+    }
+    j["kernels"] = ks;
+    j["totals"] = {{"signatures", m.entries.size()},
+                   {"overhead_ms",
+                    {{"profiling", total.profilingMs},
+                     {"engine", total.engineMs},
+                     {"transform", total.transformMs},
+                     {"total", total.totalMs()}}}};
+    j["warnings"] = m.warnings;
+    return j.dump(2) + "\n";
+}
+
+bool Placer::writeReport(const std::string& path, std::string* error) const {
+    const std::string text = reportJson();
+    auto w = writeFileAtomic(path, text, Overwrite::Yes);
+    if (!w) {
+        if (error != nullptr) {
+            *error = w.message();
+        }
+        return false;
+    }
+    return true;
+}
+
+std::vector<std::string> Placer::warnings() const {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    return impl_->warnings;
+}
+
+void Placer::reset() {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    m.collectTimings(true);
+    m.entries.clear();
+    m.index.clear();
+    m.launchKinds.clear();
+    m.timedLaunches.clear();
+}
+
+// ---- installation --------------------------------------------------------------------------
+
+namespace {
+
+std::mutex& installMutex() {
+    static auto* mu = new std::mutex;
+    return *mu;
+}
+
+std::shared_ptr<Placer>& installedSlot() {
+    static auto* p = new std::shared_ptr<Placer>;
+    return *p;
+}
+
+void writeReportOf(const std::shared_ptr<Placer>& p) {
+    if (!p || p->options().reportPath.empty()) {
+        return;
+    }
+    std::string err;
+    if (!p->writeReport(p->options().reportPath, &err) && !p->options().quiet) {
+        std::fprintf(stderr, "memplace placer: cannot write the report %s: %s\n",
+                     p->options().reportPath.c_str(), err.c_str());
+    }
+}
+
+void atExit() {
+    std::shared_ptr<Placer> p;
+    {
+        std::lock_guard<std::mutex> g(installMutex());
+        p = installedSlot();
+    }
+    writeReportOf(p);
+}
+
+/// The report is written at exit by a handler registered after the first launch: after the CUDA
+/// runtime registered its own teardown, so that ours runs first and events can still be read.
+struct ExitHook : PlacementPolicy {
+    std::shared_ptr<Placer> inner;
+    std::once_flag once;
+    explicit ExitHook(std::shared_ptr<Placer> p) : inner(std::move(p)) {}
+    Decision decide(const LaunchInfo& info) override { return inner->decide(info); }
+    void traced(const LaunchInfo& info, TraceResult trace) override {
+        inner->traced(info, std::move(trace));
+    }
+    void launched(const LaunchInfo& info, const LaunchReport& report) override {
+        std::call_once(once, [] { std::atexit(atExit); });
+        inner->launched(info, report);
+    }
+};
+
+} // namespace
+
+std::shared_ptr<Placer> install(const Options& options) {
+    if (options.mode == Mode::Off) {
+        uninstall();
+        return nullptr;
+    }
+    auto p = std::make_shared<Placer>(options);
+    std::shared_ptr<Placer> old;
+    {
+        std::lock_guard<std::mutex> g(installMutex());
+        old = installedSlot();
+        installedSlot() = p;
+    }
+    if (options.timeKernels) {
+        setKernelTiming(true);
+    }
+    setPlacementPolicy(std::make_shared<ExitHook>(p));
+    if (old && old->options().reportPath != options.reportPath) {
+        writeReportOf(old);
+    }
+    return p;
+}
+
+void uninstall() {
+    std::shared_ptr<Placer> old;
+    {
+        std::lock_guard<std::mutex> g(installMutex());
+        old = installedSlot();
+        installedSlot().reset();
+    }
+    if (old) {
+        setPlacementPolicy(nullptr);
+        writeReportOf(old);
+    }
+}
+
+std::shared_ptr<Placer> installed() {
+    std::lock_guard<std::mutex> g(installMutex());
+    return installedSlot();
+}
+
+} // namespace memplace::placer

@@ -1,0 +1,106 @@
+// The engine step of the Placer (runEngine): analysis, model, search and the choice among the
+// engine's alternatives and the compiled placements.
+#include "placer/placer.h"
+#include "trace/synth.h"
+
+#include <gtest/gtest.h>
+
+namespace memplace::placer {
+namespace {
+
+using P = Place;
+
+spec::Spec h100() {
+    auto s = spec::loadSpec("h100");
+    EXPECT_TRUE(s) << s.message();
+    return *s;
+}
+
+TEST(Engine, TableLookupGoesSharedEvenThroughTheDynamicAccessor) {
+    auto t = trace::synth::tableLookup();
+    ASSERT_TRUE(t) << t.message();
+    Options o;
+    auto r = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(r) << r.message();
+    const auto& arrays = t->header().arrays;
+    ASSERT_EQ(arrays.size(), r->decision.size());
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+        if (arrays[i].name == "table") {
+            EXPECT_EQ(r->decision[i], P::Shared);
+        }
+    }
+    EXPECT_FALSE(r->compiled);
+    EXPECT_FALSE(r->original);
+    EXPECT_EQ(r->decision, r->best);
+    EXPECT_LT(r->decisionSeconds, r->originalSeconds);
+    EXPECT_GT(r->analysisMs, 0);
+    EXPECT_NE(r->why.find("dynamic accessor"), std::string::npos);
+    EXPECT_EQ(r->algorithm, "bnb");
+}
+
+TEST(Engine, ASmallGainStaysOriginalUnlessCompiled) {
+    // poly_eval: coef in constant is predicted ~1.07x: not worth the dynamic accessor.
+    auto t = trace::synth::polyCoefficients();
+    ASSERT_TRUE(t) << t.message();
+    Options o;
+    auto r = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(r) << r.message();
+    const auto& arrays = t->header().arrays;
+    ASSERT_EQ(arrays[1].name, "coef");
+    EXPECT_EQ(r->best[1], P::Constant);
+    EXPECT_TRUE(r->original);
+    EXPECT_EQ(r->decision, (Placement{P::Global, P::Global, P::Global}));
+    EXPECT_NE(r->why.find("threshold"), std::string::npos);
+    // Compiled in: the gain is taken.
+    auto c = runEngine(*t, h100(), {{P::Global, P::Constant, P::Global}}, o);
+    ASSERT_TRUE(c) << c.message();
+    EXPECT_EQ(c->decision, (Placement{P::Global, P::Constant, P::Global}));
+    EXPECT_TRUE(c->compiled);
+    EXPECT_FALSE(c->original);
+    // Without the penalty and the threshold the engine's best is taken as it is.
+    o.dynamicPenalty = 1.0;
+    o.minSpeedup = 1.0;
+    auto d = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->decision, d->best);
+}
+
+TEST(Engine, ACompiledNeighbourBeatsAnUncompiledBestWithinThePenalty) {
+    auto t = trace::synth::tableLookup();
+    ASSERT_TRUE(t);
+    Options o;
+    o.dynamicPenalty = 100.0; // the dynamic accessor is never worth it
+    auto base = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(base);
+    EXPECT_TRUE(base->original);
+    // Compile the engine's best: taken, specialised.
+    auto c = runEngine(*t, h100(), {base->best}, o);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->decision, base->best);
+    EXPECT_TRUE(c->compiled);
+}
+
+TEST(Engine, StreamsStayGlobal) {
+    auto t = trace::synth::saxpy();
+    ASSERT_TRUE(t);
+    auto r = runEngine(*t, h100(), {}, Options{});
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->original);
+    for (Place p : r->decision) {
+        EXPECT_EQ(p, P::Global);
+    }
+}
+
+TEST(Engine, GreedyAndExhaustiveRun) {
+    auto t = trace::synth::manyArrays();
+    ASSERT_TRUE(t);
+    Options o;
+    o.search = search::Algorithm::Greedy;
+    auto g = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(g) << g.message();
+    EXPECT_EQ(g->algorithm, "greedy");
+    EXPECT_EQ(g->decision.size(), t->header().arrays.size());
+}
+
+} // namespace
+} // namespace memplace::placer

@@ -1,0 +1,589 @@
+// The Placer on the hand-rewritten kernels of tests/runtime/kernels/, through the real runtime,
+// under the CPU emulation layer (the emulated GPU is the built-in H100): the first launch of a
+// signature is traced, later ones placed, a new signature is placed anew, outputs stay bitwise
+// equal to the original kernel's, the report says what happened, decisions persist, threads.
+#include "kernels/harness.h"
+#include "placer/cache.h"
+#include "placer/placer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+extern "C" int memplace_placer_autoinstall;
+
+namespace memplace::placer {
+namespace {
+
+namespace fs = std::filesystem;
+using mptest::randomFloat;
+
+Options testOptions() {
+    Options o;
+    o.mode = Mode::Auto;
+    o.quiet = true;
+    o.specDir.clear();
+    return o;
+}
+
+fs::path tempDir(const std::string& name) {
+    std::random_device rd;
+    fs::path d = fs::temp_directory_path() /
+                 ("memplace-placer-" + name + "-" + std::to_string(rd()));
+    fs::create_directories(d);
+    return d;
+}
+
+template <class T>
+T* deviceArray(const std::vector<T>& host) {
+    T* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, host.size() * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return d;
+}
+
+template <class T>
+std::vector<T> hostArray(const T* d, std::size_t n) {
+    std::vector<T> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+}
+
+/// A table lookup (warp-uniform or scattered) with its own buffers and the original's output.
+class Lookup {
+public:
+    Lookup(bool uniform, int n, int iters, unsigned mask, uint64_t seed = 1)
+        : uniform_(uniform), n_(n), iters_(iters), mask_(mask) {
+        std::mt19937_64 g(seed);
+        std::vector<float> t(mask + 1);
+        for (float& v : t) {
+            v = randomFloat(g);
+        }
+        table_ = deviceArray(t);
+        EXPECT_EQ(cudaMalloc(&out_, n * sizeof(float)), cudaSuccess);
+        EXPECT_EQ(cudaMemset(out_, 0xff, n * sizeof(float)), cudaSuccess);
+        if (uniform_) {
+            mptest::uniformLookupOriginal(n_, iters_, mask_, table_, out_, nullptr);
+        } else {
+            mptest::scatteredLookupOriginal(n_, iters_, mask_, table_, out_, nullptr);
+        }
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ref_ = hostArray(out_, static_cast<std::size_t>(n_));
+    }
+    ~Lookup() {
+        (void)cudaFree(table_);
+        (void)cudaFree(out_);
+    }
+    Lookup(const Lookup&) = delete;
+    Lookup& operator=(const Lookup&) = delete;
+
+    /// Runs the rewritten kernel (output poisoned first); true when it equals the original.
+    bool run(LaunchReport* report = nullptr, cudaStream_t s = nullptr) {
+        EXPECT_EQ(cudaMemsetAsync(out_, 0xff, n_ * sizeof(float), s), cudaSuccess);
+        const cudaError_t e =
+            uniform_ ? mptest::uniformLookupRewritten(n_, iters_, mask_, table_, out_, s)
+                     : mptest::scatteredLookupRewritten(n_, iters_, mask_, table_, out_, s);
+        if (report != nullptr) {
+            *report = lastReport();
+        }
+        EXPECT_EQ(e, cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+        return hostArray(out_, static_cast<std::size_t>(n_)) == ref_;
+    }
+
+private:
+    bool uniform_;
+    int n_;
+    int iters_;
+    unsigned mask_;
+    float* table_ = nullptr;
+    float* out_ = nullptr;
+    std::vector<float> ref_;
+};
+
+/// saxpy on its own buffers, with the original applied as often to a reference copy.
+class Saxpy {
+public:
+    explicit Saxpy(int n, uint64_t seed = 2) : n_(n) {
+        std::mt19937_64 g(seed);
+        std::vector<float> x(n), y(n);
+        for (int i = 0; i < n; ++i) {
+            x[i] = randomFloat(g);
+            y[i] = randomFloat(g);
+        }
+        x_ = deviceArray(x);
+        y_ = deviceArray(y);
+        yref_ = deviceArray(y);
+    }
+    ~Saxpy() {
+        (void)cudaFree(x_);
+        (void)cudaFree(y_);
+        (void)cudaFree(yref_);
+    }
+    Saxpy(const Saxpy&) = delete;
+    Saxpy& operator=(const Saxpy&) = delete;
+    bool run(LaunchReport* report = nullptr, cudaStream_t s = nullptr) {
+        const cudaError_t e = mptest::saxpyRewritten(n_, 1.7f, x_, y_, 256, s);
+        if (report != nullptr) {
+            *report = lastReport();
+        }
+        mptest::saxpyOriginal(n_, 1.7f, x_, yref_, 256, s);
+        EXPECT_EQ(e, cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+        return hostArray(y_, static_cast<std::size_t>(n_)) ==
+               hostArray(yref_, static_cast<std::size_t>(n_));
+    }
+
+private:
+    int n_;
+    float* x_ = nullptr;
+    float* y_ = nullptr;
+    float* yref_ = nullptr;
+};
+
+class PlacerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        clearPlacements();
+        setDispatchMode(DispatchMode::Auto);
+    }
+    void TearDown() override {
+        uninstall();
+        clearPlacements();
+        setKernelTiming(false);
+    }
+};
+
+TEST_F(PlacerTest, LinkingTheLibraryInstalledIt) {
+    // ctest runs this program with MEMPLACE unset: the static initialiser installed a Placer.
+    if (std::getenv("MEMPLACE") == nullptr) {
+        EXPECT_EQ(memplace_placer_autoinstall, 1);
+    }
+}
+
+TEST_F(PlacerTest, ScatteredLookupTracedThenSharedThenANewSignatureAnew) {
+    auto placer = install(testOptions());
+    Lookup a(false, 1 << 15, 64, 4095); // 16 KB table, every block reads it 16 K times
+    LaunchReport r;
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing");
+    for (int k = 0; k < 3; ++k) {
+        ASSERT_TRUE(a.run(&r)) << "launch " << k + 2;
+        EXPECT_EQ(r.dispatch, "specialized");
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared) << r.arrays[0].fallback;
+        EXPECT_EQ(r.arrays[0].source, "policy");
+        EXPECT_EQ(r.arrays[1].placed, Place::Global);
+    }
+    auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    const KernelRecord& k = ks[0];
+    EXPECT_EQ(k.kernel, "scattered_lookup");
+    EXPECT_EQ(k.status, "placed");
+    EXPECT_EQ(k.source, "trace");
+    EXPECT_EQ(k.decision, (Placement{Place::Shared, Place::Global}));
+    EXPECT_TRUE(k.compiled);
+    EXPECT_EQ(k.dispatch, "specialized");
+    EXPECT_EQ(k.launches, 4u);
+    EXPECT_EQ(k.tracedLaunches, 1u);
+    EXPECT_EQ(k.placedLaunches, 3u);
+    EXPECT_LT(k.predictedSeconds, k.originalSeconds);
+    EXPECT_EQ(k.blocks, 128u);
+    EXPECT_EQ(k.sampledBlocks, 2u); // blocks 0 and 1: one per traced SM (128 blocks, 132 SMs)
+    EXPECT_EQ(k.records, 2u * 8 * 65);
+    EXPECT_GT(k.overheads.engineMs, 0);
+    EXPECT_GE(k.overheads.profilingMs, 0);
+    EXPECT_EQ(k.specName, "h100"); // from the emulated device's name
+    // A new signature (another grid and extent) is traced and placed anew.
+    Lookup b(false, 1 << 14, 64, 4095);
+    ASSERT_TRUE(b.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing");
+    ASSERT_TRUE(b.run(&r));
+    EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+    // The first signature keeps its decision.
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+    ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 2u);
+    EXPECT_EQ(ks[1].tracedLaunches, 1u);
+    EXPECT_NE(ks[0].key, ks[1].key);
+}
+
+TEST_F(PlacerTest, WarpUniformTableGoesToConstantOrGlobal) {
+    // A 16 KB table read warp-uniformly: constant (broadcast) or global (L1 hits); never
+    // texture, and not shared, whose staging buys nothing here (measured on an H100: global
+    // 0.159 ms, shared 0.170, constant 0.85; docs/NOTES.md).
+    auto placer = install(testOptions());
+    Lookup u(true, 1 << 15, 32, 4095);
+    LaunchReport r;
+    ASSERT_TRUE(u.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing");
+    ASSERT_TRUE(u.run(&r));
+    ASSERT_TRUE(u.run(&r));
+    const Place p = r.arrays[0].placed;
+    EXPECT_TRUE(p == Place::Constant || p == Place::Global || p == Place::ReadOnly)
+        << placeName(p);
+    auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    std::printf("uniform lookup, 16 KB table: table=%s (%s)\n",
+                std::string(placeName(ks[0].decision[0])).c_str(), ks[0].why.c_str());
+    // A 1 KB table: the model may also take shared (on the H100 shared measured fastest there:
+    // 0.145 ms against global 0.159 and constant 0.154); never texture.
+    Lookup v(true, 1 << 15, 32, 255);
+    ASSERT_TRUE(v.run(&r));
+    ASSERT_TRUE(v.run(&r));
+    ASSERT_TRUE(v.run(&r));
+    EXPECT_NE(r.arrays[0].placed, Place::Texture);
+    ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 2u);
+    std::printf("uniform lookup, 1 KB table: table=%s (%s)\n",
+                std::string(placeName(ks[1].decision[0])).c_str(), ks[1].why.c_str());
+}
+
+TEST_F(PlacerTest, StreamingStaysOriginalAndResultsMatchEveryLaunch) {
+    auto placer = install(testOptions());
+    Saxpy s(1 << 16);
+    LaunchReport r;
+    ASSERT_TRUE(s.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing");
+    for (int k = 0; k < 3; ++k) {
+        ASSERT_TRUE(s.run(&r));
+        EXPECT_EQ(r.dispatch, "specialized");
+        EXPECT_EQ(r.instantiation, 0); // the original placement
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks[0].status, "original");
+    EXPECT_EQ(ks[0].decision, (Placement{Place::Global, Place::Global}));
+    EXPECT_EQ(ks[0].originalLaunches, 3u);
+}
+
+TEST_F(PlacerTest, EveryHandRewrittenKernelStaysBitwiseEqual) {
+    auto placer = install(testOptions());
+    uint64_t seed = 77;
+    for (auto& make : mptest::registry()) {
+        std::unique_ptr<mptest::Case> c = make();
+        c->setup(seed++);
+        c->reset(nullptr);
+        c->runOriginal(nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const auto ref = c->results();
+        for (int k = 0; k < 3; ++k) {
+            c->reset(nullptr);
+            ASSERT_EQ(c->runRewritten(nullptr), cudaSuccess);
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+            const LaunchReport r = lastReport();
+            EXPECT_EQ(c->results(), ref) << c->name() << " launch " << k + 1 << " ("
+                                         << r.dispatch << ")";
+            if (k == 0) {
+                EXPECT_EQ(r.dispatch, "tracing") << c->name();
+            } else {
+                EXPECT_NE(r.dispatch, "tracing") << c->name();
+                EXPECT_TRUE(r.errors.empty()) << c->name() << ": " << r.errors.front();
+            }
+        }
+        c->teardown();
+    }
+    for (const KernelRecord& k : placer->kernels()) {
+        EXPECT_NE(k.status, "failed") << k.kernel << ": " << k.failure;
+        EXPECT_NE(k.status, "pending") << k.kernel;
+        std::string d;
+        for (std::size_t i = 0; i < k.decision.size(); ++i) {
+            d += " " + k.arrays[i] + "=" + std::string(placeName(k.decision[i]));
+        }
+        std::printf("%-18s %-9s%s (%s)\n", k.kernel.c_str(), k.status.c_str(), d.c_str(),
+                    k.why.c_str());
+        // Atomics stay global (or l2persist).
+        if (k.kernel == "histogram") {
+            EXPECT_TRUE(k.decision[1] == Place::Global || k.decision[1] == Place::L2Persist);
+        }
+    }
+}
+
+TEST_F(PlacerTest, ReportHasTheDecisionPredictionsAndOverheads) {
+    Options o = testOptions();
+    o.timeKernels = true;
+    const fs::path dir = tempDir("report");
+    o.reportPath = (dir / "report.json").string();
+    auto placer = install(o);
+    Lookup a(false, 1 << 15, 64, 4095);
+    for (int k = 0; k < 6; ++k) {
+        ASSERT_TRUE(a.run());
+    }
+    const auto j = nlohmann::json::parse(placer->reportJson());
+    EXPECT_EQ(j["format"], "memplace-placer-report");
+    EXPECT_EQ(j["mode"], "auto");
+    EXPECT_EQ(j["emulated"], true);
+    ASSERT_EQ(j["devices"].size(), 1u);
+    EXPECT_EQ(j["devices"][0]["spec"]["from"], "h100");
+    EXPECT_EQ(j["devices"][0]["spec"]["source"], "built-in");
+    ASSERT_EQ(j["kernels"].size(), 1u);
+    const auto& k = j["kernels"][0];
+    EXPECT_EQ(k["kernel"], "scattered_lookup");
+    EXPECT_EQ(k["signature"]["grid"], nlohmann::json({128, 1, 1}));
+    EXPECT_EQ(k["signature"]["block"], nlohmann::json({256, 1, 1}));
+    EXPECT_EQ(k["signature"]["arrays"][0]["name"], "table");
+    EXPECT_EQ(k["signature"]["arrays"][0]["extent_bytes"], 16384);
+    EXPECT_EQ(k["status"], "placed");
+    EXPECT_EQ(k["decision"]["table"], "shared");
+    EXPECT_EQ(k["decision"]["out"], "global");
+    EXPECT_EQ(k["dispatch"], "specialized");
+    EXPECT_EQ(k["compiled"], true);
+    EXPECT_GT(k["predicted"]["original_us"].get<double>(),
+              k["predicted"]["decision_us"].get<double>());
+    EXPECT_GT(k["predicted"]["speedup"].get<double>(), 1.0);
+    // With MEMPLACE_TIME=1 the two launches after the trace run the original, measured.
+    EXPECT_EQ(k["launches"]["traced"], 1);
+    EXPECT_EQ(k["launches"]["original"], 2);
+    EXPECT_EQ(k["launches"]["placed"], 3);
+    EXPECT_TRUE(k["measured"]["original_ms"].is_number());
+    EXPECT_TRUE(k["measured"]["placed_ms"].is_number());
+    EXPECT_EQ(k["measured"]["placed_samples"], 3);
+    const auto& oh = k["overhead_ms"];
+    EXPECT_GT(oh["engine"].get<double>(), 0);
+    EXPECT_GE(oh["profiling"].get<double>(), 0);
+    EXPECT_GE(oh["transform"].get<double>(), 0);
+    EXPECT_TRUE(oh["detail"]["traced_kernel"].is_number());
+    EXPECT_NEAR(oh["total"].get<double>(),
+                oh["profiling"].get<double>() + oh["engine"].get<double>() +
+                    oh["transform"].get<double>(),
+                1e-9);
+    EXPECT_GT(k["trace"]["records"].get<int>(), 0);
+    // Written on demand, and when uninstalled.
+    std::string err;
+    ASSERT_TRUE(placer->writeReport((dir / "now.json").string(), &err)) << err;
+    EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir / "now.json"))["kernels"].size(), 1u);
+    uninstall();
+    EXPECT_TRUE(fs::exists(o.reportPath));
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, DecisionsPersistAndACorruptCacheIsIgnored) {
+    const fs::path dir = tempDir("persist");
+    Options o = testOptions();
+    o.cacheDir = dir.string();
+    {
+        install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "tracing");
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+        uninstall();
+    }
+    // A new Placer (as a new run of the program would have): placed from the first launch.
+    fs::path file;
+    {
+        auto placer = install(o);
+        Lookup a(false, 1 << 15, 64, 4095, 9);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "specialized");
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+        const auto ks = placer->kernels();
+        ASSERT_EQ(ks.size(), 1u);
+        EXPECT_EQ(ks[0].source, "cache");
+        EXPECT_EQ(ks[0].tracedLaunches, 0u);
+        EXPECT_TRUE(placer->warnings().empty());
+        const auto j = nlohmann::json::parse(placer->reportJson());
+        file = j["devices"][0]["cache_file"].get<std::string>();
+        uninstall();
+    }
+    ASSERT_TRUE(fs::exists(file));
+    // Corrupt it: a warning, ignored, the signature traced again and the file rewritten.
+    {
+        std::ofstream(file) << "{\"format\": \"memplace-placer-cache\", \"version\": 1, \"bin";
+        auto placer = install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "tracing");
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+        const auto w = placer->warnings();
+        ASSERT_EQ(w.size(), 1u);
+        EXPECT_NE(w[0].find("corrupt"), std::string::npos);
+        EXPECT_NE(w[0].find("ignored"), std::string::npos);
+        uninstall();
+    }
+    {
+        auto placer = install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "specialized"); // the rewritten file is valid again
+        EXPECT_TRUE(placer->warnings().empty());
+    }
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, TraceModeTracesEveryLaunchAndChangesNothing) {
+    Options o = testOptions();
+    o.mode = Mode::Trace;
+    const fs::path dir = tempDir("traces");
+    o.traceDir = dir.string();
+    auto placer = install(o);
+    Lookup a(false, 1 << 14, 64, 4095);
+    LaunchReport r;
+    for (int k = 0; k < 3; ++k) {
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "tracing");
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks[0].status, "observed");
+    EXPECT_EQ(ks[0].tracedLaunches, 3u);
+    EXPECT_EQ(ks[0].placedLaunches, 0u);
+    EXPECT_EQ(ks[0].decision[0], Place::Shared); // what auto would do
+    int files = 0;
+    for (const auto& f : fs::directory_iterator(dir)) {
+        EXPECT_EQ(f.path().extension(), ".trace");
+        ++files;
+    }
+    EXPECT_EQ(files, 3);
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, OffAndForceLeaveTheDefault) {
+    Options o = testOptions();
+    o.mode = Mode::Off;
+    EXPECT_EQ(install(o), nullptr);
+    EXPECT_EQ(installed(), nullptr);
+    Lookup a(false, 1 << 13, 16, 4095);
+    LaunchReport r;
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.dispatch, "specialized");
+    EXPECT_EQ(r.instantiation, 0);
+    EXPECT_EQ(r.arrays[0].source, "default");
+    // The API's forced places win over the Placer's, array by array.
+    install(testOptions());
+    setPlacement("scattered_lookup", {{"table", Place::Texture}});
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing"); // traced launches run every array global
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.arrays[0].placed, Place::Texture);
+    EXPECT_EQ(r.arrays[0].source, "api");
+}
+
+TEST_F(PlacerTest, OverflowTracesAgainWithFewerBlocks) {
+    Options o = testOptions();
+    o.sampling.maxRecords = 500; // a block of the lookup writes 520 records
+    auto placer = install(o);
+    Lookup a(false, 1 << 16, 64, 4095); // 256 blocks: whole-SM sampling
+    LaunchReport r;
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing");
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_EQ(r.dispatch, "tracing"); // overflowed: traced again with one SM, one block
+    ASSERT_TRUE(a.run(&r));
+    ASSERT_TRUE(a.run(&r));
+    EXPECT_NE(r.dispatch, "tracing");
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks[0].traceAttempts, 3); // the third is taken truncated
+    EXPECT_TRUE(ks[0].truncated);
+    EXPECT_EQ(ks[0].tracedLaunches, 3u);
+    EXPECT_NE(ks[0].status, "failed");
+    bool noted = false;
+    for (const std::string& n : ks[0].notes) {
+        noted = noted || n.find("overflowed") != std::string::npos;
+    }
+    EXPECT_TRUE(noted);
+}
+
+TEST_F(PlacerTest, ConcurrentHostThreads) {
+    auto placer = install(testOptions());
+    constexpr int kThreads = 4;
+    std::vector<int> failures(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([t, &failures] {
+            cudaStream_t s = nullptr;
+            if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+                ++failures[t];
+                return;
+            }
+            // Two signatures of each kernel, shared by two threads each.
+            Lookup a(false, (t % 2) != 0 ? 1 << 13 : 1 << 14, 32, 4095,
+                     static_cast<uint64_t>(t));
+            Saxpy x((t % 2) != 0 ? 5000 : 7000, static_cast<uint64_t>(100 + t));
+            for (int k = 0; k < 5; ++k) {
+                failures[t] += a.run(nullptr, s) ? 0 : 1;
+                failures[t] += x.run(nullptr, s) ? 0 : 1;
+            }
+            (void)cudaStreamDestroy(s);
+        });
+    }
+    for (std::thread& th : threads) {
+        th.join();
+    }
+    for (int t = 0; t < kThreads; ++t) {
+        EXPECT_EQ(failures[t], 0) << "thread " << t;
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 4u);
+    for (const KernelRecord& k : ks) {
+        EXPECT_EQ(k.tracedLaunches, 1u) << k.signature; // each signature traced once
+        EXPECT_EQ(k.launches, 10u) << k.signature;
+        EXPECT_NE(k.status, "failed");
+    }
+}
+
+TEST(PlacerOptions, FromEnvironment) {
+    struct Env {
+        const char* name;
+        std::string old;
+        bool had;
+        explicit Env(const char* n) : name(n), had(std::getenv(n) != nullptr) {
+            if (had) {
+                old = std::getenv(n);
+            }
+        }
+        ~Env() {
+            if (had) {
+                setenv(name, old.c_str(), 1);
+            } else {
+                unsetenv(name);
+            }
+        }
+    };
+    Env e1("MEMPLACE"), e2("MEMPLACE_SPEC"), e3("MEMPLACE_TRACE_SMS"), e4("MEMPLACE_TIME"),
+        e5("MEMPLACE_SEARCH"), e6("MEMPLACE_CACHE"), e7("MEMPLACE_REPORT");
+    setenv("MEMPLACE", "trace", 1);
+    setenv("MEMPLACE_SPEC", "a100", 1);
+    setenv("MEMPLACE_TRACE_SMS", "4", 1);
+    setenv("MEMPLACE_TIME", "1", 1);
+    setenv("MEMPLACE_SEARCH", "greedy", 1);
+    setenv("MEMPLACE_CACHE", "/tmp/c", 1);
+    setenv("MEMPLACE_REPORT", "/tmp/r.json", 1);
+    std::vector<std::string> w;
+    Options o = Options::fromEnvironment(&w);
+    EXPECT_TRUE(w.empty());
+    EXPECT_EQ(o.mode, Mode::Trace);
+    EXPECT_EQ(o.spec, "a100");
+    EXPECT_EQ(o.sampling.sms, 4u);
+    EXPECT_TRUE(o.timeKernels);
+    EXPECT_EQ(o.search, search::Algorithm::Greedy);
+    EXPECT_EQ(o.cacheDir, "/tmp/c");
+    EXPECT_EQ(o.reportPath, "/tmp/r.json");
+    setenv("MEMPLACE", "force:x=texture", 1);
+    EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
+    setenv("MEMPLACE", "off", 1);
+    EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
+    setenv("MEMPLACE", "auto", 1);
+    setenv("MEMPLACE_TRACE_SMS", "many", 1);
+    setenv("MEMPLACE_SEARCH", "best", 1);
+    o = Options::fromEnvironment(&w);
+    EXPECT_EQ(o.mode, Mode::Auto);
+    EXPECT_EQ(o.sampling.sms, 2u);
+    EXPECT_EQ(w.size(), 2u);
+}
+
+} // namespace
+} // namespace memplace::placer

@@ -1,0 +1,178 @@
+// Which spec the Placer uses for a device, and decisions on disk.
+#include "common/file_io.h"
+#include "placer/cache.h"
+#include "placer/device_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace memplace::placer {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path tempDir(const std::string& name) {
+    std::random_device rd;
+    fs::path d = fs::temp_directory_path() /
+                 ("memplace-placer-" + name + "-" + std::to_string(rd()));
+    fs::create_directories(d);
+    return d;
+}
+
+TEST(DeviceSpec, BuiltinByName) {
+    EXPECT_EQ(builtinForDeviceName("NVIDIA H100 80GB HBM3"), "h100");
+    EXPECT_EQ(builtinForDeviceName("NVIDIA H100 PCIe"), "h100");
+    EXPECT_EQ(builtinForDeviceName("NVIDIA H200"), "h200");
+    EXPECT_EQ(builtinForDeviceName("NVIDIA A100-SXM4-80GB"), "a100");
+    EXPECT_EQ(builtinForDeviceName("Tesla V100-PCIE-32GB"), "v100");
+    EXPECT_EQ(builtinForDeviceName("Tesla K20c"), "k20c");
+    EXPECT_EQ(builtinForDeviceName("NVIDIA H100 SXM5 80GB"), "h100"); // the emulated H100
+    EXPECT_FALSE(builtinForDeviceName("NVIDIA GeForce RTX 4090").has_value());
+    EXPECT_EQ(builtinForArch(9, 0), "h100");
+    EXPECT_EQ(builtinForArch(8, 9), "a100");
+    EXPECT_EQ(builtinForArch(12, 0), "h200");
+    EXPECT_FALSE(builtinForArch(5, 2).has_value());
+    EXPECT_EQ(specFileName("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3.msl");
+    EXPECT_EQ(specFileName("  "), "device.msl");
+}
+
+TEST(DeviceSpec, Order) {
+    // An explicit spec wins.
+    auto a = selectSpec("a100", "", "NVIDIA H100 80GB HBM3", 9, 0);
+    ASSERT_TRUE(a) << a.message();
+    EXPECT_EQ(a->source, "MEMPLACE_SPEC");
+    EXPECT_EQ(a->from, "a100");
+    // A probed spec for the device, in the spec folder.
+    const fs::path dir = tempDir("specs");
+    auto text = spec::builtinSpecText("v100");
+    ASSERT_TRUE(text.has_value());
+    ASSERT_TRUE(writeFileAtomic(dir / "nvidia-h100-80gb-hbm3.msl", *text));
+    auto b = selectSpec("", dir.string(), "NVIDIA H100 80GB HBM3", 9, 0);
+    ASSERT_TRUE(b) << b.message();
+    EXPECT_EQ(b->source, "probed");
+    EXPECT_EQ(b->spec.processor.name, "Tesla V100-SXM2-16GB");
+    // The built-in for the name.
+    auto c = selectSpec("", dir.string(), "NVIDIA H200", 9, 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->source, "built-in");
+    EXPECT_EQ(c->from, "h200");
+    EXPECT_TRUE(c->warnings.empty());
+    // The nearest by architecture, with a warning.
+    auto d = selectSpec("", "", "NVIDIA GeForce RTX 4090", 8, 9);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->source, "nearest");
+    EXPECT_EQ(d->from, "a100");
+    ASSERT_EQ(d->warnings.size(), 1u);
+    EXPECT_NE(d->warnings[0].find("memplace probe -o"), std::string::npos);
+    // A broken probed spec: a warning, then the built-in.
+    ASSERT_TRUE(writeFileAtomic(dir / "nvidia-h200.msl", "processor {", Overwrite::Yes));
+    auto e = selectSpec("", dir.string(), "NVIDIA H200", 9, 0);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->source, "built-in");
+    EXPECT_EQ(e->warnings.size(), 1u);
+    // Errors: an explicit spec that does not load; nothing matches.
+    EXPECT_FALSE(selectSpec("no-such-spec", "", "NVIDIA H100", 9, 0));
+    EXPECT_FALSE(selectSpec("", "", "Some GPU", 5, 0));
+    fs::remove_all(dir);
+}
+
+CachedDecision decision(const std::string& key, Place x) {
+    CachedDecision d;
+    d.key = key;
+    d.signature = "saxpy ...";
+    d.kernel = "saxpy";
+    d.arrays = {"x", "y"};
+    d.placement = {x, Place::Global};
+    d.predictedSeconds = 1e-5;
+    d.originalSeconds = 2e-5;
+    d.engineBest = "x=texture,y=global";
+    return d;
+}
+
+TEST(DecisionCache, RoundTripAndMerge) {
+    const fs::path dir = tempDir("cache");
+    const BinaryId bin = BinaryId::current();
+    ASSERT_FALSE(bin.path.empty());
+    EXPECT_GT(bin.size, 0u);
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(a.load().empty()); // no file yet: nothing, no warning
+    EXPECT_FALSE(a.store(decision("k1", Place::Texture)).has_value());
+    EXPECT_TRUE(fs::exists(a.file()));
+    // Another process (another cache object) stores a second decision: both survive.
+    DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(b.load().empty());
+    EXPECT_FALSE(b.store(decision("k2", Place::Constant)).has_value());
+    DecisionCache c(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(c.load().empty());
+    ASSERT_EQ(c.size(), 2u);
+    const CachedDecision* k1 = c.find("k1");
+    ASSERT_NE(k1, nullptr);
+    EXPECT_EQ(k1->placement, (std::vector<Place>{Place::Texture, Place::Global}));
+    EXPECT_EQ(k1->arrays, (std::vector<std::string>{"x", "y"}));
+    EXPECT_DOUBLE_EQ(k1->predictedSeconds, 1e-5);
+    EXPECT_EQ(c.find("k2")->placement[0], Place::Constant);
+    EXPECT_EQ(c.find("k3"), nullptr);
+    // Written atomically: no temporary left beside it.
+    int files = 0;
+    for (const auto& f : fs::directory_iterator(dir)) {
+        (void)f;
+        ++files;
+    }
+    EXPECT_EQ(files, 1);
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, CorruptFileIsIgnoredWithAWarningAndReplaced) {
+    const fs::path dir = tempDir("corrupt");
+    const BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    ASSERT_TRUE(writeFileAtomic(a.file(), "{\"format\": \"memplace-placer-cache\", \"vers",
+                                Overwrite::Yes));
+    auto w = a.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("corrupt"), std::string::npos);
+    EXPECT_NE(w[0].find("ignored"), std::string::npos);
+    EXPECT_EQ(a.size(), 0u);
+    // A valid JSON file with a bad place is corrupt too.
+    ASSERT_TRUE(writeFileAtomic(a.file(), "[1, 2, 3]", Overwrite::Yes));
+    EXPECT_EQ(a.load().size(), 1u);
+    // The next store replaces it with a valid file.
+    EXPECT_FALSE(a.store(decision("k1", Place::Shared)).has_value());
+    DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(b.load().empty());
+    EXPECT_EQ(b.size(), 1u);
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, StaleFilesAreIgnored) {
+    const fs::path dir = tempDir("stale");
+    BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    ASSERT_FALSE(a.store(decision("k1", Place::Texture)).has_value());
+    // Another build of the binary (same path, other size).
+    BinaryId rebuilt = bin;
+    rebuilt.size += 1;
+    DecisionCache b(dir, rebuilt, "NVIDIA H100", "h100:1");
+    ASSERT_EQ(b.file(), a.file());
+    auto w = b.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("stale"), std::string::npos);
+    EXPECT_EQ(b.size(), 0u);
+    // Another spec.
+    DecisionCache c(dir, bin, "NVIDIA H100", "probed:2");
+    ASSERT_EQ(c.load().size(), 1u);
+    EXPECT_EQ(c.size(), 0u);
+    // A stale file is not merged into a store.
+    EXPECT_FALSE(b.store(decision("k9", Place::Global)).has_value());
+    DecisionCache d(dir, rebuilt, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(d.load().empty());
+    EXPECT_EQ(d.size(), 1u);
+    EXPECT_EQ(d.find("k1"), nullptr);
+    fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace memplace::placer
