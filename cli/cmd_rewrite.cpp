@@ -42,10 +42,10 @@ std::string placesList(const PlaceSet& s) {
 std::string humanSummary(const rewrite::RewriteResult& r, const std::string& out) {
     std::string s = fmt::format("wrote {}\n", out);
     for (const auto& k : r.kernels) {
-        std::string name = k.instantiations.size() > 1 || k.instantiations.empty() ||
-                                   k.instantiations[0] == k.name
-                               ? k.name
-                               : k.instantiations[0];
+        std::string name =
+            k.instantiations.size() > 1 || k.instantiations.empty() || k.instantiations[0] == k.name
+                ? k.name
+                : k.instantiations[0];
         if (!k.rewritten) {
             s += fmt::format("\nkernel {}: left as written ({})\n", name, k.reason);
             continue;

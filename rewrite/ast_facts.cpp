@@ -41,8 +41,8 @@ const DeclRefExpr* namedPointer(const Expr* e) {
 
 /// `a + i` with `a` a named pointer: the pointer and the offset.
 std::optional<std::pair<const DeclRefExpr*, const Expr*>> pointerPlus(const Expr* e) {
-    const auto* b = dyn_cast_or_null<BinaryOperator>(e != nullptr ? e->IgnoreParenImpCasts()
-                                                                   : nullptr);
+    const auto* b =
+        dyn_cast_or_null<BinaryOperator>(e != nullptr ? e->IgnoreParenImpCasts() : nullptr);
     if (b == nullptr || b->getOpcode() != BO_Add) {
         return std::nullopt;
     }
@@ -128,7 +128,8 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
         const Expr* child = nullptr;
         DynTypedNode p = parentSkippingParens(ctx, e, &child);
         const auto* me = p.get<MemberExpr>();
-        return me != nullptr && !me->isArrow() && me->getBase()->IgnoreParens() == child->IgnoreParens()
+        return me != nullptr && !me->isArrow() &&
+                       me->getBase()->IgnoreParens() == child->IgnoreParens()
                    ? me
                    : nullptr;
     };
@@ -242,7 +243,8 @@ bool deducesType(ASTContext& ctx, const Expr* site) {
                     if (fd == nullptr) {
                         return true;
                     }
-                    unsigned shift = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(fd) ? 1 : 0;
+                    unsigned shift =
+                        isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(fd) ? 1 : 0;
                     if (i < shift) {
                         return false;
                     }
@@ -347,7 +349,8 @@ namespace {
 
 class FactsVisitor : public RecursiveASTVisitor<FactsVisitor> {
 public:
-    FactsVisitor(ASTContext& ctx, Facts& facts) : ctx_(ctx), sm_(ctx.getSourceManager()), f_(facts) {}
+    FactsVisitor(ASTContext& ctx, Facts& facts)
+        : ctx_(ctx), sm_(ctx.getSourceManager()), f_(facts) {}
 
     bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -378,7 +381,8 @@ public:
             return true;
         }
         if (auto key = pointerParamOf(dre)) {
-            const auto* owner = cast<FunctionDecl>(cast<ParmVarDecl>(dre->getDecl())->getDeclContext());
+            const auto* owner =
+                cast<FunctionDecl>(cast<ParmVarDecl>(dre->getDecl())->getDeclContext());
             if (!owner->isDependentContext()) {
                 f_.paramUses.emplace_back(dre, *key);
             }
@@ -495,7 +499,8 @@ private:
     }
     bool targetsShared(const Expr* e) {
         e = e->IgnoreParenImpCasts();
-        if (const auto* u = dyn_cast<UnaryOperator>(e); u != nullptr && u->getOpcode() == UO_AddrOf) {
+        if (const auto* u = dyn_cast<UnaryOperator>(e);
+            u != nullptr && u->getOpcode() == UO_AddrOf) {
             e = u->getSubExpr()->IgnoreParenImpCasts();
         }
         while (const auto* ase = dyn_cast<ArraySubscriptExpr>(e)) {

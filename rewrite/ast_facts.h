@@ -99,12 +99,12 @@ Facts collectFacts(clang::ASTContext& ctx);
 /// What a kernel's body (and the functions it calls) does that matters for shared staging of
 /// written arrays.
 struct SyncFacts {
-    bool barrier = false;           ///< calls __syncthreads (or another block barrier)
+    bool barrier = false; ///< calls __syncthreads (or another block barrier)
     clang::SourceLocation barrierAt;
-    bool earlyReturn = false;       ///< a `return` in the kernel's own body
+    bool earlyReturn = false; ///< a `return` in the kernel's own body
     clang::SourceLocation returnAt;
-    bool interBlock = false;        ///< global atomics, fences, volatile, asm: blocks may talk
-    std::string interBlockWhy;      ///< "atomicAdd at 12:5", ...
+    bool interBlock = false;   ///< global atomics, fences, volatile, asm: blocks may talk
+    std::string interBlockWhy; ///< "atomicAdd at 12:5", ...
 };
 SyncFacts syncFactsOf(clang::ASTContext& ctx, const clang::FunctionDecl* kernel);
 

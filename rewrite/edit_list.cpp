@@ -53,8 +53,8 @@ std::string EditList::apply(const std::string& buffer, std::string* error) const
         }
         for (const Edit* r : replaces) {
             if (ins->begin > r->begin && ins->begin < r->end) {
-                *error = fmt::format("insertion at {} inside the replacement [{}, {})",
-                                     ins->begin, r->begin, r->end);
+                *error = fmt::format("insertion at {} inside the replacement [{}, {})", ins->begin,
+                                     r->begin, r->end);
                 return {};
             }
         }

@@ -4,7 +4,7 @@
 For each runnable program of tests/frontend/kernels/ (each prints one line ending in
 `outputs <FNV-1a of every output>` after poisoning its outputs):
 
-  prepare  rewrite it twice with `memplace rewrite` (--launches-only: the original; full: the
+  rewrite  rewrite it twice with `memplace rewrite` (--launches-only: the original; full: the
            placement-agnostic program, with --json describing kernels, arrays and places), build
            both (backend emu: build/bin/memplace-emu-c++; backend nvcc: nvcc -arch=sm_90, the
            original being the untouched source), and write the plan: one run per placement.
@@ -12,6 +12,8 @@ For each runnable program of tests/frontend/kernels/ (each prints one line endin
            MEMPLACE=force:kernel.array=place,... -- through the specialised instantiation when the
            placement is compiled, and through the dynamic accessor (MEMPLACE_DISPATCH=dynamic)
            -- and compare stdout with the original's, byte for byte.
+  memcheck compute-sanitizer --tool memcheck over the rewritten programs: per kernel, one
+           placement per place (every array there where feasible) and the default.
   all      prepare, then run.
 
 Placements: the full cartesian product of each kernel's feasible places when it has at most
@@ -19,8 +21,8 @@ Placements: the full cartesian product of each kernel's feasible places when it 
 different arrays appears together at least once (so every array in every place at least once),
 plus every compiled placement and the default. `runs` below counts both dispatch modes.
 
-The GPU script (run_on_gpu.sh) prepares with the nvcc backend on a machine without a GPU and runs
-the plan on the device.
+The GPU script (run_on_gpu.sh) runs `rewrite --backend nvcc` here (clang is needed) and `compile`
+and `run` on the GPU machine (nvcc, no clang).
 """
 import argparse
 import concurrent.futures
@@ -125,14 +127,13 @@ def runtime_objects_nvcc(out, nvcc):
     return objs
 
 
-def build(args, prog, out, rt):
-    """Rewrite and build one program; returns its plan entry or raises."""
+def rewrite_program(args, prog, out):
+    """Rewrite one program (original with --launches-only, and placement-agnostic) and plan its
+    runs; returns its plan entry or raises. Needs `memplace` (clang), not the CUDA compiler."""
     src = os.path.join(CORPUS, prog + ".cu")
     d = os.path.join(out, prog)
-    os.makedirs(d, exist_ok=True)
     for mode in ("orig", "rw"):
         os.makedirs(os.path.join(d, mode), exist_ok=True)
-    t0 = time.time()
     r = sh([args.memplace, "rewrite", src, "-o", os.path.join(d, "orig"), "--launches-only", "--force"])
     if r.returncode != 0:
         raise RuntimeError("rewrite --launches-only failed:\n" + r.stderr)
@@ -142,22 +143,6 @@ def build(args, prog, out, rt):
     desc = json.loads(r.stdout)
     with open(os.path.join(d, "rewrite.json"), "w") as f:
         json.dump(desc, f, indent=1)
-    inc = ["-I" + ROOT, "-I" + os.path.join(ROOT, "runtime", "include")]
-    orig_bin = os.path.join(d, "original")
-    rw_bin = os.path.join(d, "rewritten")
-    if args.backend == "emu":
-        cmds = [[args.emu_cxx, "-O1", "-w", os.path.join(d, "orig", prog + ".cu"), "-o", orig_bin],
-                [args.emu_cxx, "-O1", "-w"] + inc + [os.path.join(d, "rw", prog + ".cu")] +
-                ["-Wl," + x for x in rt] + ["-o", rw_bin]]
-    else:
-        link = ["-Xcompiler=-static-libstdc++,-static-libgcc"]
-        cmds = [[args.nvcc, "-std=c++20", "-O2", "-arch=sm_90", src, "-o", orig_bin] + link,
-                [args.nvcc, "-std=c++20", "-O2", "-arch=sm_90"] + inc +
-                [os.path.join(d, "rw", prog + ".cu")] + rt + ["-o", rw_bin] + link]
-    for c in cmds:
-        r = sh(c)
-        if r.returncode != 0:
-            raise RuntimeError("build failed: %s\n%s" % (" ".join(c), r.stderr[-4000:]))
     runs = []
     summary = []
     for k in desc["kernels"]:
@@ -179,39 +164,98 @@ def build(args, prog, out, rt):
                         "places": [a["places"] for a in k["arrays"] if a["accessor"]],
                         "product": product, "how": how, "placements": len(pls), "runs": nruns,
                         "compiled": len(k["compiled"])})
-    return {"program": prog, "original": os.path.relpath(orig_bin, out),
-            "rewritten": os.path.relpath(rw_bin, out), "kernels": summary, "runs": runs,
+    return {"program": prog, "original": os.path.join(prog, "original"),
+            "rewritten": os.path.join(prog, "rewritten"), "kernels": summary, "runs": runs,
             "raw": [(k["name"], a["name"], a.get("reason", "")) for k in desc["kernels"]
                     for a in k["arrays"] if not a["accessor"]],
-            "untouched": [(k["name"], k.get("reason", "")) for k in desc["kernels"] if not k["rewritten"]],
-            "build_s": round(time.time() - t0, 1)}
+            "untouched": [(k["name"], k.get("reason", "")) for k in desc["kernels"] if not k["rewritten"]]}
 
 
-def prepare(args):
+def compile_program(args, entry, out, rt):
+    """Build the original and the rewritten program of one plan entry (emu or nvcc)."""
+    prog = entry["program"]
+    d = os.path.join(out, prog)
+    t0 = time.time()
+    inc = ["-I" + ROOT, "-I" + os.path.join(ROOT, "runtime", "include")]
+    orig_bin = os.path.join(out, entry["original"])
+    rw_bin = os.path.join(out, entry["rewritten"])
+    if args.backend == "emu":
+        cmds = [[args.emu_cxx, "-O1", "-w", os.path.join(d, "orig", prog + ".cu"), "-o", orig_bin],
+                [args.emu_cxx, "-O1", "-w"] + inc + [os.path.join(d, "rw", prog + ".cu")] +
+                ["-Wl," + x for x in rt] + ["-o", rw_bin]]
+    else:
+        # The original is the untouched source, compiled as its author would.
+        link = ["-Xcompiler=-static-libstdc++,-static-libgcc"]
+        cmds = [[args.nvcc, "-std=c++20", "-O2", "-arch=sm_90", os.path.join(CORPUS, prog + ".cu"),
+                 "-o", orig_bin] + link,
+                [args.nvcc, "-std=c++20", "-O2", "-arch=sm_90"] + inc +
+                [os.path.join(d, "rw", prog + ".cu")] + rt + ["-o", rw_bin] + link]
+    for c in cmds:
+        r = sh(c)
+        if r.returncode != 0:
+            raise RuntimeError("build failed: %s\n%s" % (" ".join(c), r.stderr[-4000:]))
+    entry["build_s"] = round(time.time() - t0, 1)
+    return entry
+
+
+def parallel(args, items, fn, what):
+    """fn over items on --jobs threads; returns (results, names of the failures)."""
+    done, failures = [], []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(fn, it): it for it in items}
+        for f in concurrent.futures.as_completed(futs):
+            name = futs[f] if isinstance(futs[f], str) else futs[f]["program"]
+            try:
+                done.append(f.result())
+                log("%s %-18s" % (what, name))
+            except Exception as exc:  # noqa: BLE001 - reported and counted
+                failures.append(name)
+                log("FAILED %s %s: %s" % (what, name, exc))
+    return done, failures
+
+
+def plan_path(args):
+    return os.path.join(os.path.abspath(args.dir or args.out), "plan.json")
+
+
+def rewrite_step(args):
+    """Rewrite every program and write plan.json (no compilation)."""
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     progs = args.programs or sorted(f[:-3] for f in os.listdir(CORPUS) if f.endswith(".cu"))
+    entries, failures = parallel(args, progs, lambda p: rewrite_program(args, p, out), "rewrote")
+    plan = {"backend": args.backend, "max_product": args.max_product,
+            "programs": sorted(entries, key=lambda e: e["program"])}
+    with open(os.path.join(out, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    return failures
+
+
+def compile_step(args):
+    """Compile the programs of an existing plan.json (the GPU machine has no clang: the lead
+    rewrites here, carries the folder, and compiles there with nvcc)."""
+    path = plan_path(args)
+    out = os.path.dirname(path)
+    with open(path) as f:
+        plan = json.load(f)
+    if plan["backend"] != args.backend:
+        raise SystemExit("%s was planned for backend %s, not %s" % (path, plan["backend"], args.backend))
     if args.backend == "emu":
         rt = [args.runtime_emu, args.runtime_core]
     else:
         rt = runtime_objects_nvcc(out, args.nvcc)
-    plan = {"backend": args.backend, "max_product": args.max_product, "programs": []}
-    failures = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
-        futs = {ex.submit(build, args, p, out, rt): p for p in progs}
-        for f in concurrent.futures.as_completed(futs):
-            p = futs[f]
-            try:
-                e = f.result()
-                plan["programs"].append(e)
-                log("prepared %-18s %4d runs (%.0f s)" % (p, len(e["runs"]), e["build_s"]))
-            except Exception as exc:  # noqa: BLE001 - reported and counted
-                failures.append(p)
-                log("FAILED %s: %s" % (p, exc))
-    plan["programs"].sort(key=lambda e: e["program"])
-    with open(os.path.join(out, "plan.json"), "w") as f:
+    entries, failures = parallel(args, plan["programs"], lambda e: compile_program(args, e, out, rt),
+                                 "built")
+    plan["programs"] = sorted(entries, key=lambda e: e["program"])
+    with open(path, "w") as f:
         json.dump(plan, f, indent=1)
     return failures
+
+
+def prepare(args):
+    failures = rewrite_step(args)
+    args.dir = args.out
+    return failures + compile_step(args)
 
 
 # ---- run ------------------------------------------------------------------------------------
@@ -219,13 +263,14 @@ def prepare(args):
 FALLBACK = re.compile(r"^memplace: (\S+): array (\S+) requested (\S+), placed global: (.*)$")
 
 
-def execute(binary, env_extra, timeout):
+def execute(command, env_extra, timeout):
     env = dict(os.environ)
     env.pop("MEMPLACE", None)
     env.pop("MEMPLACE_DISPATCH", None)
     env.update(env_extra)
     try:
-        r = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=timeout)
+        cmd = command if isinstance(command, list) else [command]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
         return r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired:
         return -1, "", "timeout"
@@ -290,6 +335,57 @@ def run_plan(args):
     return bad
 
 
+def memcheck_runs(prog):
+    """Per kernel, one run per place: every array in that place where feasible (else global),
+    plus the default: each accessor and its materialisation under the sanitizer."""
+    runs = [{"kernel": "-", "MEMPLACE": ""}]
+    for k in prog["kernels"]:
+        for place in sorted({pl for places in k["places"] for pl in places} - {"global"}):
+            p = [place if place in places else "global" for places in k["places"]]
+            env = "force:" + ",".join("%s.%s=%s" % (k["kernel"], a, pl) for a, pl in zip(k["arrays"], p))
+            runs.append({"kernel": k["kernel"], "MEMPLACE": env})
+    return runs
+
+
+def memcheck(args):
+    """compute-sanitizer --tool memcheck over the rewritten programs (see memcheck_runs), each
+    placement through its specialised instantiation when compiled, else the dynamic accessor."""
+    path = plan_path(args)
+    out = os.path.dirname(path)
+    with open(path) as f:
+        plan = json.load(f)
+    jobs = []
+    for prog in plan["programs"]:
+        if args.programs and prog["program"] not in args.programs:
+            continue
+        for run in memcheck_runs(prog):
+            jobs.append((prog, run))
+
+    def one(job):
+        prog, run = job
+        env = {"MEMPLACE": run["MEMPLACE"]} if run["MEMPLACE"] else {}
+        cmd = [args.sanitizer, "--tool", "memcheck", "--error-exitcode", "3",
+               os.path.join(out, prog["rewritten"])]
+        rc, so, se = execute(cmd, env, args.timeout * 4)
+        return prog["program"], run, rc, so + se
+
+    bad = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        for name, run, rc, text in ex.map(one, jobs):
+            summary = [l for l in text.splitlines() if "ERROR SUMMARY" in l]
+            if rc != 0:
+                bad.append((name, run["MEMPLACE"], rc, text[-1500:]))
+            log("memcheck %-18s %-60s rc %d %s" % (name, run["MEMPLACE"][:60] or "(default)", rc,
+                                                  summary[-1] if summary else ""))
+    with open(os.path.join(out, "memcheck.md"), "w") as f:
+        f.write("compute-sanitizer --tool memcheck: %d runs over %d programs, %d failed\n" % (
+            len(jobs), len({j[0]["program"] for j in jobs}), len(bad)))
+        for b in bad:
+            f.write("\n- %s %s rc %d\n```\n%s\n```\n" % b)
+    log("memcheck: %d runs, %d failed" % (len(jobs), len(bad)))
+    return len(bad)
+
+
 def write_report(out, plan, results):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
@@ -331,7 +427,7 @@ def write_report(out, plan, results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["prepare", "run", "all"])
+    ap.add_argument("step", choices=["rewrite", "compile", "prepare", "run", "memcheck", "all"])
     ap.add_argument("--backend", choices=["emu", "nvcc"], default="emu")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "tests", "rewrite", "verify"))
     ap.add_argument("--dir", help="run: the prepared folder (default --out)")
@@ -343,14 +439,21 @@ def main():
     ap.add_argument("--emu-cxx", default=os.path.join(ROOT, "build", "bin", "memplace-emu-c++"))
     ap.add_argument("--runtime-emu", default=os.path.join(ROOT, "build", "lib", "libmemplace_runtime_emu.a"))
     ap.add_argument("--runtime-core", default=os.path.join(ROOT, "build", "lib", "libmemplace_runtime_core.a"))
+    ap.add_argument("--sanitizer", default=shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer")
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     args = ap.parse_args()
     failures = []
     if args.step in ("prepare", "all"):
         failures = prepare(args)
+    elif args.step == "rewrite":
+        failures = rewrite_step(args)
+    elif args.step == "compile":
+        failures = compile_step(args)
     bad = 0
     if args.step in ("run", "all"):
         bad = run_plan(args)
+    if args.step == "memcheck":
+        bad = memcheck(args)
     sys.exit(1 if failures or bad else 0)
 
 
