@@ -4,57 +4,18 @@
 #include "frontend/frontend.h"
 #include "frontend/source_prep.h"
 #include "kernelinfo/kernel_info_json.h"
+#include "tests/common/golden.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace memplace::frontend {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> corpus() {
-    std::vector<std::string> names;
-    for (const auto& e :
-         fs::directory_iterator(fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "frontend" / "kernels")) {
-        if (e.path().extension() == ".cu") {
-            names.push_back(e.path().stem().string());
-        }
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-/// The first lines where two texts differ, for the failure message.
-std::string firstDifference(const std::string& want, const std::string& got) {
-    std::istringstream a(want);
-    std::istringstream b(got);
-    std::string la;
-    std::string lb;
-    for (int line = 1;; ++line) {
-        bool ha = static_cast<bool>(std::getline(a, la));
-        bool hb = static_cast<bool>(std::getline(b, lb));
-        if (!ha && !hb) {
-            return "identical";
-        }
-        if (la != lb || ha != hb) {
-            return "line " + std::to_string(line) + ":\n  golden:   " + (ha ? la : "<end>") +
-                   "\n  analysis: " + (hb ? lb : "<end>");
-        }
-    }
-}
+using golden::corpusPrograms;
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
@@ -69,31 +30,32 @@ TEST_P(Golden, MatchesReviewedJson) {
     auto info = analyzeFile(o);
     ASSERT_TRUE(info.ok()) << info.message();
     std::string got = kernelinfo::formatJson(kernelinfo::toJson(*info));
-    fs::path golden =
+    const fs::path file =
         fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "frontend" / "golden" / (name + ".json");
-    if (const char* u = std::getenv("MEMPLACE_UPDATE_GOLDEN"); u != nullptr && *u == '1') {
-        std::ofstream(golden) << got;
-        GTEST_SKIP() << "updated " << golden;
+    golden::expectMatches(file, got);
+    if (HasFatalFailure()) {
+        return; // the golden file is missing
     }
-    ASSERT_TRUE(fs::exists(golden)) << golden << " is missing (MEMPLACE_UPDATE_GOLDEN=1)";
-    std::string want = slurp(golden);
-    EXPECT_EQ(want, got) << firstDifference(want, got);
+    if (golden::updating()) {
+        GTEST_SKIP() << "updated " << file;
+    }
+    const std::string want = golden::readText(file);
     // The golden file reads back into the same KernelInfo.
     auto back = kernelinfo::fileInfoFromJson(nlohmann::json::parse(want));
     ASSERT_TRUE(back.ok()) << back.message();
     EXPECT_EQ(*back, *info);
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpus()),
+INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpusPrograms()),
                          [](const auto& info) { return info.param; });
 
 TEST(Golden, EveryProgramHasAGoldenFile) {
-    for (const auto& name : corpus()) {
+    for (const auto& name : corpusPrograms()) {
         EXPECT_TRUE(fs::exists(fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "frontend" / "golden" /
                                (name + ".json")))
             << name;
     }
-    EXPECT_GE(corpus().size(), 16u);
+    EXPECT_GE(corpusPrograms().size(), 16u);
 }
 
 } // namespace

@@ -3,72 +3,18 @@
 // MEMPLACE_UPDATE_GOLDEN=1 rewrites the golden files: review the diff before committing it.
 #include "frontend/source_prep.h"
 #include "rewrite/rewrite.h"
+#include "tests/common/golden.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace memplace::rewrite {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> corpus() {
-    std::vector<std::string> names;
-    for (const auto& e :
-         fs::directory_iterator(fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "frontend" / "kernels")) {
-        if (e.path().extension() == ".cu") {
-            names.push_back(e.path().stem().string());
-        }
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string firstDifference(const std::string& want, const std::string& got) {
-    std::istringstream a(want);
-    std::istringstream b(got);
-    std::string la;
-    std::string lb;
-    for (int line = 1;; ++line) {
-        bool ha = static_cast<bool>(std::getline(a, la));
-        bool hb = static_cast<bool>(std::getline(b, lb));
-        if (!ha && !hb) {
-            return "identical";
-        }
-        if (la != lb || ha != hb) {
-            return "line " + std::to_string(line) + ":\n  golden:    " + (ha ? la : "<end>") +
-                   "\n  rewritten: " + (hb ? lb : "<end>");
-        }
-    }
-}
-
-bool updating() {
-    const char* u = std::getenv("MEMPLACE_UPDATE_GOLDEN");
-    return u != nullptr && *u == '1';
-}
-
-void check(const fs::path& golden, const std::string& got) {
-    if (updating()) {
-        fs::create_directories(golden.parent_path());
-        std::ofstream(golden) << got;
-        return;
-    }
-    ASSERT_TRUE(fs::exists(golden)) << golden << " is missing (MEMPLACE_UPDATE_GOLDEN=1)";
-    std::string want = slurp(golden);
-    EXPECT_EQ(want, got) << golden << ": " << firstDifference(want, got);
-}
+using golden::corpusPrograms;
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
@@ -83,23 +29,24 @@ TEST_P(Golden, MatchesReviewedSource) {
     auto r = rewriteFile(o);
     ASSERT_TRUE(r.ok()) << r.message();
     const fs::path dir = fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "rewrite" / "golden";
-    check(dir / (name + ".cu"), r->output);
-    check(dir / (name + ".log"), r->warnings.format() + (r->warnings.empty() ? "" : "\n"));
-    if (updating()) {
+    golden::expectMatches(dir / (name + ".cu"), r->output);
+    golden::expectMatches(dir / (name + ".log"),
+                          r->warnings.format() + (r->warnings.empty() ? "" : "\n"));
+    if (golden::updating()) {
         GTEST_SKIP() << "updated " << dir / name;
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpus()),
+INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpusPrograms()),
                          [](const auto& info) { return info.param; });
 
 TEST(Golden, EveryProgramHasAGoldenFile) {
-    for (const auto& name : corpus()) {
+    for (const auto& name : corpusPrograms()) {
         EXPECT_TRUE(fs::exists(fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "rewrite" / "golden" /
                                (name + ".cu")))
             << name;
     }
-    EXPECT_GE(corpus().size(), 16u);
+    EXPECT_GE(corpusPrograms().size(), 16u);
 }
 
 } // namespace
