@@ -27,7 +27,8 @@
 #   $CUDA_PATH, $CUDA_HOME, or the nvcc on PATH). Without one, FALLBACK_DIR (if given) supplies
 #   reviewed copies of the rewritten files (<FALLBACK_DIR>/<name>.cu, and
 #   <FALLBACK_DIR>/launches-only/<name>.cu for LAUNCHES_ONLY); otherwise configuration fails.
-#   The same holds for a memplace built without the frontend (MEMPLACE_WITH_FRONTEND=OFF).
+#   The same holds for a memplace built without the frontend (MEMPLACE_WITH_FRONTEND=OFF), and
+#   for -DMEMPLACE_REWRITE_USE_FALLBACK=ON (to try that path on a machine that has CUDA).
 #
 # memplace_cuda_backend(OUT_VAR [BACKEND AUTO|CUDA|EMU])
 #   The backend memplace_add_cuda_sources would take: CUDA or EMU.
@@ -38,6 +39,9 @@
 set(MEMPLACE_CUDA_BACKEND "AUTO" CACHE STRING
     "How memplace_add_cuda_sources builds rewritten CUDA sources: AUTO, CUDA (nvcc) or EMU (CPU emulation)")
 set_property(CACHE MEMPLACE_CUDA_BACKEND PROPERTY STRINGS AUTO CUDA EMU)
+
+option(MEMPLACE_REWRITE_USE_FALLBACK
+       "memplace_add_cuda_sources takes FALLBACK_DIR copies even where the rewriter could run" OFF)
 
 function(memplace_rewriter_has_cuda out)
   set(candidates)
@@ -144,7 +148,7 @@ function(memplace_add_cuda_sources target)
 
   # The rewriter needs the frontend (clang) and a CUDA installation to parse against.
   memplace_rewriter_has_cuda(have_cuda)
-  if(NOT TARGET memplace_rewrite)
+  if(NOT TARGET memplace_rewrite OR (MEMPLACE_REWRITE_USE_FALLBACK AND ARG_FALLBACK_DIR))
     set(have_cuda FALSE)
   endif()
   set(kind "rewritten")
@@ -175,7 +179,7 @@ function(memplace_add_cuda_sources target)
                 "-I${srcdir}" "$<$<BOOL:${incs}>:-I$<JOIN:${incs},;-I>>"
                 "$<$<BOOL:${defs}>:-D$<JOIN:${defs},;-D>>" ${ARG_CLANG_ARGS}
         DEPENDS "${abs}" memplace ${ARG_DEPENDS}
-        COMMENT "memplace rewrite ${file}${flags}"
+        COMMENT "memplace rewrite ${file} ${flags}"
         COMMAND_EXPAND_LISTS VERBATIM)
     elseif(ARG_FALLBACK_DIR)
       set(copy "${ARG_FALLBACK_DIR}/${name}")

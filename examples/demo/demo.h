@@ -44,7 +44,7 @@ bool spmvGpu(const Csr& a, const std::vector<float>& x, int reps, std::vector<fl
 bool spmvGpuStreams(const Csr& a, const std::vector<float>& x, int reps, int streams,
                     std::vector<std::vector<float>>& ys, std::string& error);
 
-/// Resampling: for each particle i, the first j with cdf[j] >= u[i] (binary search), and
+/// Resampling: for each particle i, the first j with cdf[j] >= u[i] (linear search), and
 /// (xo[i], yo[i]) = (x[j], y[j]).
 bool resampleGpu(const Particles& p, int reps, std::vector<float>& xo, std::vector<float>& yo,
                  Timing& timing, std::string& error);

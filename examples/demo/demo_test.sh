@@ -27,13 +27,13 @@ assert len(ks) == 5, "expected 5 signatures (3 SpMV inputs, 2 particle counts), 
 for k in ks:
     sig = k["signature"]["text"]
     assert k["status"] in ("placed", "original"), (sig, k["status"], k.get("failure"))
-    assert k["launches"]["traced"] == 1, (sig, k["launches"])
+    assert 1 <= k["launches"]["traced"] == k["trace"]["attempts"], (sig, k["launches"], k["trace"])
     assert k["source"] == "trace", (sig, k["source"])
     if k["status"] == "placed":
         assert k["launches"]["placed"] >= 1, (sig, k["launches"])
         assert k["dispatch"] in ("specialized", "dynamic"), (sig, k["dispatch"])
     assert k["predicted"]["decision_us"] > 0 and k["predicted"]["original_us"] > 0, sig
-print("report: %d signatures, each traced once; %d placed" %
+print("report: %d signatures, each traced (once, or again after an overflow); %d placed" %
       (len(ks), sum(k["status"] == "placed" for k in ks)))
 PY
 # The decisions persist: a second run reads them and traces nothing.

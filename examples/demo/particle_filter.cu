@@ -1,8 +1,8 @@
-// The resampling step of a particle filter (Rodinia's find_index, with a binary search): each
-// particle draws u[i] and takes the position of the first particle whose cumulative weight
-// reaches it. Neighbouring threads search for nearby values, so the first steps of the search
-// read the same CDF entries across a warp; how much of the CDF a warp touches depends on the
-// particle count.
+// The resampling step of a particle filter, as Rodinia's particlefilter writes it (find_index):
+// each particle draws u[i] and takes the position of the first particle whose cumulative weight
+// reaches it, by a linear search of the CDF. With systematic resampling neighbouring threads
+// look for nearby values, so the lanes of a warp read the same CDF entries in step for most of
+// the search; whether the CDF fits constant memory depends on the particle count.
 #include "demo.h"
 
 #include <chrono>
@@ -15,18 +15,15 @@ __global__ void find_index(int n, const float* cdf, const float* u, const float*
         return;
     }
     float v = u[i];
-    int lo = 0;
-    int hi = n - 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (cdf[mid] >= v) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+    int index = n - 1;
+    for (int j = 0; j < n; ++j) {
+        if (cdf[j] >= v) {
+            index = j;
+            break;
         }
     }
-    xo[i] = x[lo];
-    yo[i] = y[lo];
+    xo[i] = x[index];
+    yo[i] = y[index];
 }
 
 namespace demo {

@@ -75,6 +75,13 @@ def decision_text(k):
     elif status == "original" and moved:
         text += " [kept original]"
     del applied
+    best = k.get("engine_best") or {}
+    pred = k.get("predicted") or {}
+    if best and best != decision and pred.get("engine_best_us"):
+        moved_best = ["%s=%s" % (a, p) for a, p in best.items() if p != "global"]
+        text += "  (engine's best: %s, %.2fx, not compiled in)" % (
+            ", ".join(moved_best) or "all global",
+            pred["original_us"] / pred["engine_best_us"])
     return text
 
 
@@ -127,9 +134,9 @@ def main():
         spec.get("name", "?"), spec.get("source", "?"))
 
     headers = ["kernel", "input", "decision (arrays not in global memory)",
-               "predicted us: original -> decision", "predicted benefit"]
+               "predicted us: orig -> decision", "benefit"]
     if gpu and timed:
-        headers += ["measured kernel ms: original -> placed", "measured kernel speedup"]
+        headers += ["measured ms: orig -> placed", "measured"]
     if args.original:
         headers += ["end-to-end incl. overhead" if gpu else "outputs vs original"]
     rows = []
