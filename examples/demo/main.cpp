@@ -141,8 +141,8 @@ int resampleMismatches(const Particles& p, const std::vector<float>& xo,
                        const std::vector<float>& yo) {
     int bad = 0;
     for (int i = 0; i < p.n; ++i) {
-        const int j = static_cast<int>(std::lower_bound(p.cdf.begin(), p.cdf.end(), p.u[i]) -
-                                       p.cdf.begin());
+        const int j =
+            static_cast<int>(std::lower_bound(p.cdf.begin(), p.cdf.end(), p.u[i]) - p.cdf.begin());
         if (std::memcmp(&xo[i], &p.x[j], sizeof(float)) != 0 ||
             std::memcmp(&yo[i], &p.y[j], sizeof(float)) != 0) {
             ++bad;
@@ -214,8 +214,8 @@ int main(int argc, char** argv) {
             char* end = nullptr;
             const long n = std::strtol(v, &end, 10);
             if (*end != '\0' || n < lo || n > 1000000) {
-                std::fprintf(stderr, "memplace_demo: %s wants a count >= %d, not '%s'\n",
-                             a.c_str(), lo, v);
+                std::fprintf(stderr, "memplace_demo: %s wants a count >= %d, not '%s'\n", a.c_str(),
+                             lo, v);
                 std::exit(2);
             }
             return static_cast<int>(n);
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     }
     const bool gpu = cfg.gpuSize;
     const int reps = cfg.reps > 0 ? cfg.reps : (gpu ? 20 : 3);
-    const int n = gpu ? 1 << 21 : 4096;        // matrix rows and columns
+    const int n = gpu ? 1 << 21 : 4096; // matrix rows and columns
     // Particles (a linear search: the work grows with the square): the CDF of the small count
     // fits constant memory (64 KB), the large one's does not.
     const int pSmall = gpu ? 8192 : 1024;
@@ -357,8 +357,8 @@ int main(int argc, char** argv) {
                     bad == 0 ? "PASS" : "FAIL", static_cast<unsigned long long>(c.hash),
                     all.c_str());
         if (bad != 0) {
-            std::printf("demo %s %s: %d outputs differ from the CPU reference\n",
-                        c.kernel.c_str(), c.input.c_str(), bad);
+            std::printf("demo %s %s: %d outputs differ from the CPU reference\n", c.kernel.c_str(),
+                        c.input.c_str(), bad);
         }
         std::fflush(stdout);
     }
@@ -398,8 +398,8 @@ int main(int argc, char** argv) {
         }
         std::printf("demo concurrent threads=%d streams=%d launches=%zu check=%s%s\n", cfg.threads,
                     cfg.streams,
-                    cases.size() * static_cast<size_t>(cfg.threads * cfg.streams *
-                                                       cfg.concurrentReps),
+                    cases.size() *
+                        static_cast<size_t>(cfg.threads * cfg.streams * cfg.concurrentReps),
                     bad == 0 ? "PASS" : "FAIL",
                     bad == 0 ? " (every output bitwise the single-stream one)" : "");
         failures += bad != 0 ? 1 : 0;

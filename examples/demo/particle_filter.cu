@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cuda_runtime.h>
 
-__global__ void find_index(int n, const float* cdf, const float* u, const float* x,
-                           const float* y, float* xo, float* yo) {
+__global__ void find_index(int n, const float* cdf, const float* u, const float* x, const float* y,
+                           float* xo, float* yo) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) {
         return;
@@ -98,8 +98,8 @@ bool resampleGpu(const Particles& p, int reps, std::vector<float>& xo, std::vect
     }
     xo.assign(p.n, 0.0f);
     yo.assign(p.n, 0.0f);
-    good = good && ok(cudaMemcpy(xo.data(), dxo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy",
-                      error) &&
+    good = good &&
+           ok(cudaMemcpy(xo.data(), dxo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error) &&
            ok(cudaMemcpy(yo.data(), dyo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error);
     cudaFree(dxo);
     cudaFree(dyo);

@@ -34,8 +34,8 @@ Options testOptions() {
 
 fs::path tempDir(const std::string& name) {
     std::random_device rd;
-    fs::path d = fs::temp_directory_path() /
-                 ("memplace-placer-" + name + "-" + std::to_string(rd()));
+    fs::path d =
+        fs::temp_directory_path() / ("memplace-placer-" + name + "-" + std::to_string(rd()));
     fs::create_directories(d);
     return d;
 }
@@ -241,8 +241,7 @@ TEST_F(PlacerTest, WarpUniformTableGoesToConstantOrGlobal) {
     ASSERT_TRUE(u.run(&r));
     ASSERT_TRUE(u.run(&r));
     const Place p = r.arrays[0].placed;
-    EXPECT_TRUE(p == Place::Constant || p == Place::Global || p == Place::ReadOnly)
-        << placeName(p);
+    EXPECT_TRUE(p == Place::Constant || p == Place::Global || p == Place::ReadOnly) << placeName(p);
     auto ks = placer->kernels();
     ASSERT_EQ(ks.size(), 1u);
     std::printf("uniform lookup, 16 KB table: table=%s (%s)\n",
@@ -293,8 +292,8 @@ TEST_F(PlacerTest, EveryHandRewrittenKernelStaysBitwiseEqual) {
             ASSERT_EQ(c->runRewritten(nullptr), cudaSuccess);
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
             const LaunchReport r = lastReport();
-            EXPECT_EQ(c->results(), ref) << c->name() << " launch " << k + 1 << " ("
-                                         << r.dispatch << ")";
+            EXPECT_EQ(c->results(), ref)
+                << c->name() << " launch " << k + 1 << " (" << r.dispatch << ")";
             if (k == 0) {
                 EXPECT_EQ(r.dispatch, "tracing") << c->name();
             } else {
@@ -525,8 +524,7 @@ TEST_F(PlacerTest, ConcurrentHostThreads) {
                 return;
             }
             // Two signatures of each kernel, shared by two threads each.
-            Lookup a(false, (t % 2) != 0 ? 1 << 13 : 1 << 14, 32, 4095,
-                     static_cast<uint64_t>(t));
+            Lookup a(false, (t % 2) != 0 ? 1 << 13 : 1 << 14, 32, 4095, static_cast<uint64_t>(t));
             Saxpy x((t % 2) != 0 ? 5000 : 7000, static_cast<uint64_t>(100 + t));
             for (int k = 0; k < 5; ++k) {
                 failures[t] += a.run(nullptr, s) ? 0 : 1;

@@ -15,8 +15,8 @@
 #include <cuda_runtime.h>
 
 template <class MP_cdf, class MP_u, class MP_x, class MP_y, class MP_xo, class MP_yo>
-__global__ void find_index(int n, MP_cdf cdf, MP_u u, MP_x x,
-                           MP_y y, MP_xo xo, MP_yo yo) {
+__global__ void find_index(int n, MP_cdf cdf, MP_u u, MP_x x, MP_y y,
+                           MP_xo xo, MP_yo yo) {
     memplace::stage(cdf, u, x, y, xo, yo);
     [&]() {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -143,8 +143,8 @@ bool resampleGpu(const Particles& p, int reps, std::vector<float>& xo, std::vect
     }
     xo.assign(p.n, 0.0f);
     yo.assign(p.n, 0.0f);
-    good = good && ok(cudaMemcpy(xo.data(), dxo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy",
-                      error) &&
+    good = good &&
+           ok(cudaMemcpy(xo.data(), dxo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error) &&
            ok(cudaMemcpy(yo.data(), dyo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error);
     cudaFree(dxo);
     cudaFree(dyo);
