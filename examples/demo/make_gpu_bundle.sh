@@ -23,10 +23,13 @@ for f in spmv.cu particle_filter.cu; do
 done
 cp -r "$root/runtime/include/memplace" "$out/include/"
 cp "$root"/common/*.h "$out/include/common/"
-for l in "${libs[@]}"; do cp "$build/lib/lib$l.a" "$out/lib/"; done
+# Without debug information: the bundle is carried to the GPU machine (keep it small).
+for l in "${libs[@]}"; do strip --strip-debug -o "$out/lib/lib$l.a" "$build/lib/lib$l.a"; done
 cp "$here/run_on_gpu.sh" "$here/report_table.py" "$out/"
 # The same build run_on_gpu.sh makes there, here, as a fallback (nvcc compiles without a GPU).
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  BUILD_ONLY=1 BIN="$out/bin" bash "$out/run_on_gpu.sh" "$out"
+  BUILD_ONLY=1 BIN="$out/bin" OUT="$out/prebuild" bash "$out/run_on_gpu.sh" "$out"
+  rm -rf "$out/prebuild" "$out/bin/obj"
+  strip --strip-debug "$out"/bin/memplace_demo*
 fi
 du -sh "$out" | awk '{print "make_gpu_bundle: " $2 " (" $1 ")"}'
