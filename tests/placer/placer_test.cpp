@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -33,8 +34,8 @@ Options testOptions() {
 
 fs::path tempDir(const std::string& name) {
     std::random_device rd;
-    fs::path d = fs::temp_directory_path() /
-                 ("memplace-placer-" + name + "-" + std::to_string(rd()));
+    fs::path d =
+        fs::temp_directory_path() / ("memplace-placer-" + name + "-" + std::to_string(rd()));
     fs::create_directories(d);
     return d;
 }
@@ -85,17 +86,22 @@ public:
 
     /// Runs the rewritten kernel (output poisoned first); true when it equals the original.
     bool run(LaunchReport* report = nullptr, cudaStream_t s = nullptr) {
-        EXPECT_EQ(cudaMemsetAsync(out_, 0xff, n_ * sizeof(float), s), cudaSuccess);
-        const cudaError_t e =
-            uniform_ ? mptest::uniformLookupRewritten(n_, iters_, mask_, table_, out_, s)
-                     : mptest::scatteredLookupRewritten(n_, iters_, mask_, table_, out_, s);
+        const cudaError_t e = enqueue(s);
         if (report != nullptr) {
             *report = lastReport();
         }
         EXPECT_EQ(e, cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-        return hostArray(out_, static_cast<std::size_t>(n_)) == ref_;
+        return matches();
     }
+    /// Poisons the output and queues the rewritten kernel on `s`, without synchronising.
+    cudaError_t enqueue(cudaStream_t s) {
+        EXPECT_EQ(cudaMemsetAsync(out_, 0xff, n_ * sizeof(float), s), cudaSuccess);
+        return uniform_ ? mptest::uniformLookupRewritten(n_, iters_, mask_, table_, out_, s)
+                        : mptest::scatteredLookupRewritten(n_, iters_, mask_, table_, out_, s);
+    }
+    /// The output equals the original's (after the stream it was queued on finished).
+    bool matches() { return hostArray(out_, static_cast<std::size_t>(n_)) == ref_; }
 
 private:
     bool uniform_;
@@ -136,6 +142,15 @@ public:
         mptest::saxpyOriginal(n_, 1.7f, x_, yref_, 256, s);
         EXPECT_EQ(e, cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+        return matches();
+    }
+    /// Queues the rewritten kernel and the original (on the reference copy) on `s`.
+    cudaError_t enqueue(cudaStream_t s) {
+        const cudaError_t e = mptest::saxpyRewritten(n_, 1.7f, x_, y_, 256, s);
+        mptest::saxpyOriginal(n_, 1.7f, x_, yref_, 256, s);
+        return e;
+    }
+    bool matches() {
         return hostArray(y_, static_cast<std::size_t>(n_)) ==
                hostArray(yref_, static_cast<std::size_t>(n_));
     }
@@ -226,8 +241,7 @@ TEST_F(PlacerTest, WarpUniformTableGoesToConstantOrGlobal) {
     ASSERT_TRUE(u.run(&r));
     ASSERT_TRUE(u.run(&r));
     const Place p = r.arrays[0].placed;
-    EXPECT_TRUE(p == Place::Constant || p == Place::Global || p == Place::ReadOnly)
-        << placeName(p);
+    EXPECT_TRUE(p == Place::Constant || p == Place::Global || p == Place::ReadOnly) << placeName(p);
     auto ks = placer->kernels();
     ASSERT_EQ(ks.size(), 1u);
     std::printf("uniform lookup, 16 KB table: table=%s (%s)\n",
@@ -278,8 +292,8 @@ TEST_F(PlacerTest, EveryHandRewrittenKernelStaysBitwiseEqual) {
             ASSERT_EQ(c->runRewritten(nullptr), cudaSuccess);
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
             const LaunchReport r = lastReport();
-            EXPECT_EQ(c->results(), ref) << c->name() << " launch " << k + 1 << " ("
-                                         << r.dispatch << ")";
+            EXPECT_EQ(c->results(), ref)
+                << c->name() << " launch " << k + 1 << " (" << r.dispatch << ")";
             if (k == 0) {
                 EXPECT_EQ(r.dispatch, "tracing") << c->name();
             } else {
@@ -510,8 +524,7 @@ TEST_F(PlacerTest, ConcurrentHostThreads) {
                 return;
             }
             // Two signatures of each kernel, shared by two threads each.
-            Lookup a(false, (t % 2) != 0 ? 1 << 13 : 1 << 14, 32, 4095,
-                     static_cast<uint64_t>(t));
+            Lookup a(false, (t % 2) != 0 ? 1 << 13 : 1 << 14, 32, 4095, static_cast<uint64_t>(t));
             Saxpy x((t % 2) != 0 ? 5000 : 7000, static_cast<uint64_t>(100 + t));
             for (int k = 0; k < 5; ++k) {
                 failures[t] += a.run(nullptr, s) ? 0 : 1;
@@ -533,6 +546,77 @@ TEST_F(PlacerTest, ConcurrentHostThreads) {
         EXPECT_EQ(k.launches, 10u) << k.signature;
         EXPECT_NE(k.status, "failed");
     }
+}
+
+TEST_F(PlacerTest, ConcurrentThreadsEachQueueOnTwoStreamsWithoutSynchronising) {
+    // Issue 7 item 5: three host threads, each queueing launches on two streams of its own and
+    // synchronising only at the end of a round. Every signature is shared by the three threads,
+    // so its first launches race: one is traced, the others wait for its decision or take it.
+    // The scattered table goes to shared memory, the warp-uniform one to constant or global
+    // (one constant pool for every stream). Every output is bitwise the original kernel's.
+    auto placer = install(testOptions());
+    constexpr int kThreads = 3;
+    constexpr int kStreams = 2;
+    constexpr int kRounds = 4;
+    std::vector<int> failures(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([t, &failures] {
+            std::vector<cudaStream_t> s(kStreams, nullptr);
+            std::vector<std::unique_ptr<Lookup>> scattered;
+            std::vector<std::unique_ptr<Lookup>> uniform;
+            std::vector<std::unique_ptr<Saxpy>> saxpy;
+            for (int k = 0; k < kStreams; ++k) {
+                if (cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking) != cudaSuccess) {
+                    ++failures[t];
+                    return;
+                }
+                // Stream k of every thread has the same sizes: one signature per (kernel, k).
+                const auto seed = static_cast<uint64_t>(10 * t + k);
+                scattered.push_back(std::make_unique<Lookup>(false, 1 << (12 + k), 32, 4095, seed));
+                uniform.push_back(std::make_unique<Lookup>(true, 1 << (12 + k), 16, 1023, seed));
+                saxpy.push_back(std::make_unique<Saxpy>(3000 + 1000 * k, 200 + seed));
+            }
+            for (int round = 0; round < kRounds; ++round) {
+                for (int k = 0; k < kStreams; ++k) {
+                    failures[t] += scattered[k]->enqueue(s[k]) == cudaSuccess ? 0 : 1;
+                    failures[t] += uniform[k]->enqueue(s[k]) == cudaSuccess ? 0 : 1;
+                    failures[t] += saxpy[k]->enqueue(s[k]) == cudaSuccess ? 0 : 1;
+                }
+                for (int k = 0; k < kStreams; ++k) {
+                    failures[t] += cudaStreamSynchronize(s[k]) == cudaSuccess ? 0 : 1;
+                    // The lookups' outputs are rewritten every launch: check each round.
+                    failures[t] += scattered[k]->matches() ? 0 : 1;
+                    failures[t] += uniform[k]->matches() ? 0 : 1;
+                    failures[t] += saxpy[k]->matches() ? 0 : 1;
+                }
+            }
+            for (cudaStream_t x : s) {
+                (void)cudaStreamDestroy(x);
+            }
+        });
+    }
+    for (std::thread& th : threads) {
+        th.join();
+    }
+    for (int t = 0; t < kThreads; ++t) {
+        EXPECT_EQ(failures[t], 0) << "thread " << t;
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 3u * kStreams); // three kernels, one signature per stream index
+    bool sharedPlaced = false;
+    for (const KernelRecord& k : ks) {
+        EXPECT_EQ(k.tracedLaunches, 1u) << k.signature;
+        EXPECT_EQ(k.launches, static_cast<uint64_t>(kThreads * kRounds)) << k.signature;
+        EXPECT_TRUE(k.status == "placed" || k.status == "original") << k.signature;
+        EXPECT_EQ(k.placedLaunches + k.originalLaunches + k.tracedLaunches, k.launches);
+        if (k.kernel == "scattered_lookup" && k.status == "placed") {
+            EXPECT_EQ(k.decision[0], Place::Shared) << k.signature;
+            EXPECT_EQ(k.placedLaunches, static_cast<uint64_t>(kThreads * kRounds - 1));
+            sharedPlaced = true;
+        }
+    }
+    EXPECT_TRUE(sharedPlaced);
 }
 
 TEST(PlacerOptions, FromEnvironment) {

@@ -1,0 +1,162 @@
+// The resampling step of a particle filter, as Rodinia's particlefilter writes it (find_index):
+// each particle draws u[i] and takes the position of the first particle whose cumulative weight
+// reaches it, by a linear search of the CDF. With systematic resampling neighbouring threads
+// look for nearby values, so the lanes of a warp read the same CDF entries in step for most of
+// the search; whether the CDF fits constant memory depends on the particle count.
+// memplace: launches rewritten by `memplace rewrite --launches-only` from particle_filter.cu:
+// launches are written MEMPLACE_LAUNCH and dynamic shared memory MEMPLACE_DYNAMIC_SHARED,
+// so that the program also builds under the CPU emulation layer (docs/rewriting.md).
+#ifndef MEMPLACE_LAUNCH
+#define MEMPLACE_LAUNCH(kernel, grid, block, sharedBytes, stream, ...) \
+    kernel<<<grid, block, sharedBytes, stream>>>(__VA_ARGS__)
+#endif
+#ifndef MEMPLACE_DYNAMIC_SHARED
+#define MEMPLACE_DYNAMIC_SHARED(T, name) extern __shared__ __align__(16) T name[]
+#endif
+#include "demo.h"
+
+#include <chrono>
+#include <cuda_runtime.h>
+
+__global__ void find_index(int n, const float* cdf, const float* u, const float* x, const float* y,
+                           float* xo, float* yo) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    float v = u[i];
+    int index = n - 1;
+    for (int j = 0; j < n; ++j) {
+        if (cdf[j] >= v) {
+            index = j;
+            break;
+        }
+    }
+    xo[i] = x[index];
+    yo[i] = y[index];
+}
+
+namespace demo {
+
+namespace {
+
+constexpr int kBlock = 128;
+
+bool ok(cudaError_t e, const char* what, std::string& error) {
+    if (e == cudaSuccess) {
+        return true;
+    }
+    error = std::string(what) + ": " + cudaGetErrorString(e);
+    return false;
+}
+
+struct DeviceParticles {
+    float* cdf = nullptr;
+    float* u = nullptr;
+    float* x = nullptr;
+    float* y = nullptr;
+    ~DeviceParticles() {
+        cudaFree(cdf);
+        cudaFree(u);
+        cudaFree(x);
+        cudaFree(y);
+    }
+    bool upload(const Particles& p, std::string& error) {
+        const size_t bytes = p.n * sizeof(float);
+        float** dst[] = {&cdf, &u, &x, &y};
+        const std::vector<float>* src[] = {&p.cdf, &p.u, &p.x, &p.y};
+        for (int k = 0; k < 4; ++k) {
+            if (!ok(cudaMalloc(dst[k], bytes), "cudaMalloc", error) ||
+                !ok(cudaMemcpy(*dst[k], src[k]->data(), bytes, cudaMemcpyHostToDevice),
+                    "cudaMemcpy", error)) {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+void resample(const Particles& p, const DeviceParticles& d, float* xo, float* yo,
+              cudaStream_t stream) {
+    const int blocks = (p.n + kBlock - 1) / kBlock;
+    MEMPLACE_LAUNCH(find_index, blocks, kBlock, 0, stream, p.n, d.cdf, d.u, d.x, d.y, xo, yo);
+}
+
+} // namespace
+
+bool resampleGpu(const Particles& p, int reps, std::vector<float>& xo, std::vector<float>& yo,
+                 Timing& timing, std::string& error) {
+    DeviceParticles d;
+    if (!d.upload(p, error)) {
+        return false;
+    }
+    const size_t bytes = p.n * sizeof(float);
+    float* dxo = nullptr;
+    float* dyo = nullptr;
+    bool good = ok(cudaMalloc(&dxo, bytes), "cudaMalloc", error) &&
+                ok(cudaMalloc(&dyo, bytes), "cudaMalloc", error) &&
+                ok(cudaMemset(dxo, 0xff, bytes), "cudaMemset", error) &&
+                ok(cudaMemset(dyo, 0xff, bytes), "cudaMemset", error);
+    for (int r = 0; good && r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        resample(p, d, dxo, dyo, nullptr);
+        good = ok(cudaGetLastError(), "find_index launch", error) &&
+               ok(cudaDeviceSynchronize(), "find_index", error);
+        timing.launchMs.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+    }
+    xo.assign(p.n, 0.0f);
+    yo.assign(p.n, 0.0f);
+    good = good &&
+           ok(cudaMemcpy(xo.data(), dxo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error) &&
+           ok(cudaMemcpy(yo.data(), dyo, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", error);
+    cudaFree(dxo);
+    cudaFree(dyo);
+    return good;
+}
+
+bool resampleGpuStreams(const Particles& p, int reps, int streams,
+                        std::vector<std::vector<float>>& xos, std::vector<std::vector<float>>& yos,
+                        std::string& error) {
+    DeviceParticles d;
+    if (!d.upload(p, error)) {
+        return false;
+    }
+    const size_t bytes = p.n * sizeof(float);
+    std::vector<cudaStream_t> s(streams, nullptr);
+    std::vector<float*> dxo(streams, nullptr);
+    std::vector<float*> dyo(streams, nullptr);
+    bool good = true;
+    for (int k = 0; good && k < streams; ++k) {
+        good = ok(cudaStreamCreateWithFlags(&s[k], cudaStreamNonBlocking), "cudaStreamCreate",
+                  error) &&
+               ok(cudaMalloc(&dxo[k], bytes), "cudaMalloc", error) &&
+               ok(cudaMalloc(&dyo[k], bytes), "cudaMalloc", error) &&
+               ok(cudaMemsetAsync(dxo[k], 0xff, bytes, s[k]), "cudaMemset", error) &&
+               ok(cudaMemsetAsync(dyo[k], 0xff, bytes, s[k]), "cudaMemset", error);
+    }
+    for (int r = 0; good && r < reps; ++r) {
+        for (int k = 0; good && k < streams; ++k) {
+            resample(p, d, dxo[k], dyo[k], s[k]);
+            good = ok(cudaGetLastError(), "find_index launch", error);
+        }
+    }
+    xos.assign(streams, std::vector<float>(p.n, 0.0f));
+    yos.assign(streams, std::vector<float>(p.n, 0.0f));
+    for (int k = 0; k < streams; ++k) {
+        good = good && ok(cudaStreamSynchronize(s[k]), "find_index", error) &&
+               ok(cudaMemcpy(xos[k].data(), dxo[k], bytes, cudaMemcpyDeviceToHost), "cudaMemcpy",
+                  error) &&
+               ok(cudaMemcpy(yos[k].data(), dyo[k], bytes, cudaMemcpyDeviceToHost), "cudaMemcpy",
+                  error);
+        cudaFree(dxo[k]);
+        cudaFree(dyo[k]);
+        if (s[k] != nullptr) {
+            cudaStreamDestroy(s[k]);
+        }
+    }
+    return good;
+}
+
+} // namespace demo
