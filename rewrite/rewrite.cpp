@@ -219,9 +219,9 @@ struct ArrayPlan {
     std::vector<std::string> notes; ///< places the rewriter removed, and why
     int dims = 1;
     int widthParam = -1;
-    std::string elemType;      ///< "const float" (pattern spelling)
-    std::string elemTypeBare;  ///< "float" (for sizeof)
-    std::string mpName;        ///< "MP_x"
+    std::string elemType;     ///< "const float" (pattern spelling)
+    std::string elemTypeBare; ///< "float" (for sizeof)
+    std::string mpName;       ///< "MP_x"
     Place likely = Place::Global;
     std::string likelyWhy;
     std::vector<const SiteRec*> sites;
@@ -298,6 +298,7 @@ private:
     void collectSites();
     void planArrays(Group& g);
     void planHelpers();
+    void addExtraCompiled();
     void classifyUses();
     void fixpoint();
     void planLaunches();
@@ -343,6 +344,55 @@ private:
     std::vector<LaunchPlan> launches_;
     RewriteResult result_;
 };
+
+void Rewriter::addExtraCompiled() {
+    for (const RewriteOptions::ExtraPlacement& x : opt_.compile) {
+        bool found = false;
+        for (Group& g : groups_) {
+            const ki::KernelInfo& k0 = a_.info().kernels[g.kernels[0]];
+            const auto unqualified = [](const std::string& n) {
+                const size_t c = n.rfind("::");
+                return c == std::string::npos ? n : n.substr(c + 2);
+            };
+            if (!g.ok || (x.kernel != g.name && x.kernel != unqualified(g.name) &&
+                          x.kernel != k0.instantiation)) {
+                continue;
+            }
+            found = true;
+            const auto accs = g.accessorArrays();
+            std::vector<Place> pl(accs.size(), Place::Global);
+            std::string bad;
+            for (const auto& [array, place] : x.places) {
+                auto it = std::find_if(accs.begin(), accs.end(),
+                                       [&](const ArrayPlan* ap) { return ap->name == array; });
+                if (it == accs.end()) {
+                    bad = "kernel " + g.name + " has no accessor array '" + array + "'";
+                    break;
+                }
+                if (!(*it)->mask.contains(place)) {
+                    bad = "array '" + array + "' of " + g.name + " cannot be placed in " +
+                          std::string(placeName(place));
+                    break;
+                }
+                pl[static_cast<size_t>(it - accs.begin())] = place;
+            }
+            if (!bad.empty()) {
+                warn(g.pattern != nullptr ? g.pattern->getLocation() : SourceLocation(),
+                     "extra compiled placement dropped: " + bad);
+                continue;
+            }
+            const std::vector<Place> def(accs.size(), Place::Global);
+            if (pl != def &&
+                std::find(g.compiled.begin(), g.compiled.end(), pl) == g.compiled.end()) {
+                g.compiled.push_back(pl);
+            }
+        }
+        if (!found) {
+            warn(SourceLocation(), "extra compiled placement for '" + x.kernel +
+                                       "': no rewritten kernel of that name; ignored");
+        }
+    }
+}
 
 void Rewriter::warn(SourceLocation at, const std::string& msg) {
     memplace::SourceLocation w = src_.where(at);
@@ -715,9 +765,9 @@ void Rewriter::planArrays(Group& g) {
         // Every site of the array, also those reached through helpers, must be rewritable.
         for (size_t k : g.kernels) {
             for (const ki::Site& site : kernels[k].sites) {
-                if (site.array != ap.name && std::find(site.otherArrays.begin(),
-                                                       site.otherArrays.end(),
-                                                       ap.name) == site.otherArrays.end()) {
+                if (site.array != ap.name &&
+                    std::find(site.otherArrays.begin(), site.otherArrays.end(), ap.name) ==
+                        site.otherArrays.end()) {
                     continue;
                 }
                 auto it = siteById_.find(site.id);
@@ -726,12 +776,12 @@ void Rewriter::planArrays(Group& g) {
                 }
                 const SiteRec& s = *it->second;
                 if (!s.failure.empty() && ap.reason.empty()) {
-                    ap.reason = fmt::format("site {} at {}: {}", s.id,
-                                            src_.lineCol(s.failureAt), s.failure);
+                    ap.reason = fmt::format("site {} at {}: {}", s.id, src_.lineCol(s.failureAt),
+                                            s.failure);
                     ap.reasonAt = s.failureAt;
                 }
-                if (s.info->member.empty() && (s.shape.shape == Shape::Arrow ||
-                                               s.shape.shape == Shape::ArrowAdd)) {
+                if (s.info->member.empty() &&
+                    (s.shape.shape == Shape::Arrow || s.shape.shape == Shape::ArrowAdd)) {
                     // cannot happen: an arrow always names a member
                 }
             }
@@ -773,7 +823,10 @@ void Rewriter::planHelpers() {
     // parameter.
     for (const Edge& e : edges_) {
         if (e.from) {
-            helpers_.try_emplace(e.to, HelperParam{.key = e.to, .active = true, .reason = {}, .reasonAt = {}, .written = false});
+            helpers_.try_emplace(
+                e.to,
+                HelperParam{
+                    .key = e.to, .active = true, .reason = {}, .reasonAt = {}, .written = false});
         }
     }
     for (auto& [key, h] : helpers_) {
@@ -884,8 +937,8 @@ void Rewriter::fixpoint() {
             }
         }
         for (const Use& u : uses_) {
-            bool ok = u.kind == UseKind::SiteBase ||
-                      (u.kind == UseKind::HelperArg && active(u.helper));
+            bool ok =
+                u.kind == UseKind::SiteBase || (u.kind == UseKind::HelperArg && active(u.helper));
             if (ok) {
                 continue;
             }
@@ -1128,8 +1181,8 @@ std::optional<std::string> Rewriter::launchText(const detail::LaunchFact& lf, co
     std::string targs;
     if (const auto* dre = dyn_cast<DeclRefExpr>(calleeExpr)) {
         auto whole2 = src_.range(dre->getSourceRange());
-        auto nameR = src_.range(SourceRange(dre->getNameInfo().getBeginLoc(),
-                                            dre->getNameInfo().getEndLoc()));
+        auto nameR = src_.range(
+            SourceRange(dre->getNameInfo().getBeginLoc(), dre->getNameInfo().getEndLoc()));
         if (!whole2 || !nameR) {
             *why = "the kernel's name is spelled in a macro";
             return std::nullopt;
@@ -1214,9 +1267,9 @@ std::optional<std::string> Rewriter::launchText(const detail::LaunchFact& lf, co
                     *why = fmt::format("the argument for '{}' is not a pointer", ap->name);
                     return std::nullopt;
                 }
-                args[ap->param] = fmt::format(
-                    "static_cast<{}>({})",
-                    typeText(k->getParamDecl(ap->param)->getType(), ctx_), args[ap->param]);
+                args[ap->param] = fmt::format("static_cast<{}>({})",
+                                              typeText(k->getParamDecl(ap->param)->getType(), ctx_),
+                                              args[ap->param]);
             }
         }
     }
@@ -1339,7 +1392,6 @@ void Rewriter::emitSite(const SiteRec& s, bool written, EditList& edits) {
     }
 }
 
-
 /// Checks that the text around a site is what emitSite's edits assume; the reason when not.
 std::string checkSiteText(const Source& src, const SiteRec& s) {
     const frontend::SiteSource& ss = *s.src;
@@ -1361,7 +1413,9 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
         return "its pointer is not written as a plain name";
     }
     const std::string id = b; // an identifier: no regex metacharacters
-    auto between = [&](unsigned x, unsigned y) { return x <= y ? src.slice(x, y) : std::string("\x01"); };
+    auto between = [&](unsigned x, unsigned y) {
+        return x <= y ? src.slice(x, y) : std::string("\x01");
+    };
     bool ok = true;
     switch (s.shape.shape) {
     case Shape::Subscript:
@@ -1399,8 +1453,8 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
         break;
     case Shape::Arrow:
     case Shape::ArrowAdd: {
-        auto arrow = s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc())
-                                               : std::nullopt;
+        auto arrow =
+            s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc()) : std::nullopt;
         if (!arrow || src.slice(*arrow, *arrow + 2) != "->") {
             return "its `->` is spelled in a macro";
         }
@@ -1418,8 +1472,8 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
     }
     if (!s.info->member.empty() && s.shape.shape != Shape::Arrow &&
         s.shape.shape != Shape::ArrowAdd) {
-        auto dot = s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc())
-                                             : std::nullopt;
+        auto dot =
+            s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc()) : std::nullopt;
         if (!dot || src.slice(*dot, *dot + 1) != ".") {
             return "the member access after it is spelled in a macro";
         }
@@ -1449,9 +1503,9 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
         const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
         edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
     } else {
-        edits.insert(declBegin, wrapList("template <", tparams, ">", indent + "          ",
-                                         indent.size()) +
-                                    "\n" + indent);
+        edits.insert(declBegin,
+                     wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
+                         "\n" + indent);
     }
     for (const ArrayPlan* ap : accs) {
         auto r = src_.range(ks.params[ap->param]);
@@ -1461,18 +1515,18 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
     // the epilogue.
     const unsigned lb = *src_.offset(ks.bodyLBrace);
     const unsigned rb = *src_.offset(ks.bodyRBrace);
-    edits.insert(lb + 1,
-                 "\n" + indent + "    " +
-                     wrapList("memplace::stage(", names, ");", indent + "        ",
-                              indent.size() + 4) +
-                     "\n" + indent + "    [&]() {",
-                 -1);
+    edits.insert(
+        lb + 1,
+        "\n" + indent + "    " +
+            wrapList("memplace::stage(", names, ");", indent + "        ", indent.size() + 4) +
+            "\n" + indent + "    [&]() {",
+        -1);
     std::string close = indent + "    }();\n";
     if (!written.empty()) {
-        close += indent + "    " +
-                 wrapList("memplace::unstage(", written, ");", indent + "        ",
-                          indent.size() + 4) +
-                 "\n";
+        close +=
+            indent + "    " +
+            wrapList("memplace::unstage(", written, ");", indent + "        ", indent.size() + 4) +
+            "\n";
     }
     unsigned ls = 0;
     if (src_.onlyBlanksBefore(rb, &ls) && ls > lb) {
@@ -1522,8 +1576,8 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
     out += fmt::format("{}struct {} {{\n", indent, g.descName);
     out += fmt::format("{}static constexpr const char* name = \"{}\";\n", in1, g.name);
     out += fmt::format("{}static constexpr int numArrays = {};\n", in1, accs.size());
-    out += fmt::format("{}static constexpr memplace::ArrayDesc arrays[{}] = {{\n", in1,
-                       accs.size());
+    out +=
+        fmt::format("{}static constexpr memplace::ArrayDesc arrays[{}] = {{\n", in1, accs.size());
     for (const ArrayPlan* ap : accs) {
         out += fmt::format("{}{{\"{}\", {}, sizeof({}), {}, {}, {}", in2, ap->name, ap->param,
                            ap->elemTypeBare, detail::modeText(ap->mode),
@@ -1540,8 +1594,10 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
     }
     out += fmt::format("{}using types = memplace::Types<{}>;\n", in1, types);
     if (!g.compiled.empty()) {
-        out += in1 + "// Specialised besides the default (every array global): read-only arrays on\n";
-        out += in1 + "// the read-only path, and every array in its likely place (docs/rewriting.md).\n";
+        out +=
+            in1 + "// Specialised besides the default (every array global): read-only arrays on\n";
+        out += in1 +
+               "// the read-only path, and every array in its likely place (docs/rewriting.md).\n";
         out += in1 + "using compiled = memplace::Instantiations<";
         for (size_t c = 0; c < g.compiled.size(); ++c) {
             std::vector<std::string> places;
@@ -1549,8 +1605,8 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
                 places.push_back(detail::placeEnum(pl));
             }
             out += "\n" + in2 +
-                   wrapList("memplace::Places<", places,
-                            c + 1 < g.compiled.size() ? ">," : ">>;", in2 + "    ", in2.size());
+                   wrapList("memplace::Places<", places, c + 1 < g.compiled.size() ? ">," : ">>;",
+                            in2 + "    ", in2.size());
         }
         out += "\n";
     }
@@ -1568,7 +1624,8 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
     std::vector<std::string> args{"mp_kernel", "mp_grid", "mp_block", "mp_shared", "mp_stream"};
     for (unsigned i = 0; i < p->getNumParams(); ++i) {
         const ParmVarDecl* pv = p->getParamDecl(i);
-        std::string name = pv->getName().empty() ? fmt::format("mp_arg{}", i) : pv->getNameAsString();
+        std::string name =
+            pv->getName().empty() ? fmt::format("mp_arg{}", i) : pv->getNameAsString();
         const ArrayPlan* acc = nullptr;
         for (const ArrayPlan* ap : accs) {
             if (ap->param == i) {
@@ -1672,8 +1729,7 @@ void Rewriter::emitExternShared(EditList& edits) {
                 begin = l;
             }
             if (const auto* al = dyn_cast<AlignedAttr>(at);
-                al != nullptr && !al->isAlignmentDependent() &&
-                al->getAlignment(ctx_) / 8 > 16) {
+                al != nullptr && !al->isAlignmentDependent() && al->getAlignment(ctx_) / 8 > 16) {
                 why = "it asks for an alignment above 16 bytes";
             }
         }
@@ -1686,7 +1742,8 @@ void Rewriter::emitExternShared(EditList& edits) {
         if (why.empty()) {
             std::string t = src_.slice(*r);
             if (!matches(t, "[^;=,]*\\[\\s*\\]") || t.find(name) == std::string::npos ||
-                t.find("extern") == std::string::npos || t.find("__shared__") == std::string::npos) {
+                t.find("extern") == std::string::npos ||
+                t.find("__shared__") == std::string::npos) {
                 why = "its declaration is not written `extern __shared__ T name[]`";
             } else if (!matches(src_.text().substr(r->second, 1), "\\s|;")) {
                 why = "it declares several names";
@@ -1726,8 +1783,9 @@ std::string Rewriter::preamble() const {
             out += fmt::format("// The file declares {} bytes of __constant__ data of its own: "
                                "the constant pool\n// gets the rest of the 64 KB.\n",
                                facts_.ownConstantBytes);
-            out += fmt::format("#define MEMPLACE_CONSTANT_POOL_BYTES (65536 - ({} + 15) / 16 * 16)\n",
-                               facts_.ownConstantBytes);
+            out +=
+                fmt::format("#define MEMPLACE_CONSTANT_POOL_BYTES (65536 - ({} + 15) / 16 * 16)\n",
+                            facts_.ownConstantBytes);
         }
         out += "#include \"memplace/memplace.cuh\"\n";
     } else {
@@ -1788,8 +1846,8 @@ Expected<RewriteResult> Rewriter::run() {
         if (up->failure.empty()) {
             if (std::string why = checkSiteText(src_, *up); !why.empty()) {
                 up->failure = why;
-                up->failureAt = up->src->expr != nullptr ? up->src->expr->getBeginLoc()
-                                                         : SourceLocation();
+                up->failureAt =
+                    up->src->expr != nullptr ? up->src->expr->getBeginLoc() : SourceLocation();
             }
         }
     }
@@ -1839,6 +1897,7 @@ Expected<RewriteResult> Rewriter::run() {
         }
     }
     planLaunches();
+    addExtraCompiled();
 
     EditList edits;
     for (const Group& g : groups_) {
@@ -1883,7 +1942,8 @@ Expected<RewriteResult> Rewriter::run() {
             ar.elementType = ap.elemType;
             ar.mode = detail::modeName(ap.mode);
             ar.places = ap.accessor ? ap.mask : PlaceSet{Place::Global};
-            ar.mask = ap.accessor ? detail::maskText(ap.mask, ap.dims, ap.written()) : std::string();
+            ar.mask =
+                ap.accessor ? detail::maskText(ap.mask, ap.dims, ap.written()) : std::string();
             ar.dims = ap.accessor ? ap.dims : 1;
             ar.widthParam = ap.accessor ? ap.widthParam : -1;
             if (ap.accessor) {

@@ -28,25 +28,34 @@ namespace memplace::rewrite {
 struct RewriteOptions {
     std::string file;                   ///< the .cu file; never written
     std::vector<std::string> extraArgs; ///< clang arguments (-D, -I, --cuda-path=...)
-    std::string kernel;       ///< only this kernel (name, qualified name or instantiation)
+    std::string kernel;        ///< only this kernel (name, qualified name or instantiation)
     bool launchesOnly = false; ///< only launches and `extern __shared__` (the original program,
                                ///< made runnable under the CPU emulation layer)
+    /// Placements to compile as specialised instantiations besides the rewriter's own (the
+    /// evaluation compiles the engine's top choices): kernel name, then array -> place; arrays
+    /// not named are global. A place outside an array's feasible places, or an array the kernel
+    /// has no accessor for, drops that placement with a warning.
+    struct ExtraPlacement {
+        std::string kernel;
+        std::vector<std::pair<std::string, Place>> places;
+    };
+    std::vector<ExtraPlacement> compile;
 };
 
 /// One pointer parameter of a kernel: an accessor, or a raw pointer with the reason.
 struct ArrayReport {
     std::string name;
-    int param = -1;            ///< position in the kernel's parameter list
-    bool accessor = false;     ///< the kernel is templated on an accessor type for it
-    std::string elementType;   ///< as the parameter declares it ("const float", "const T")
-    std::string mode;          ///< memplace::Mode: "Read", "Write", "ReadWrite"
-    PlaceSet places;           ///< the descriptor's mask (feasible places)
-    std::string mask;          ///< how the descriptor spells it ("memplace::kPlaces_ro_1d")
-    int dims = 1;              ///< 2: indexed row * width + column (2-D texture)
-    int widthParam = -1;       ///< dims == 2: the parameter holding the row length
-    std::string likely;        ///< the statically likely place and why ("constant: ...")
-    std::string reason;        ///< raw pointer: why; accessor: places left out beyond the
-                               ///< analysis's, if any
+    int param = -1;          ///< position in the kernel's parameter list
+    bool accessor = false;   ///< the kernel is templated on an accessor type for it
+    std::string elementType; ///< as the parameter declares it ("const float", "const T")
+    std::string mode;        ///< memplace::Mode: "Read", "Write", "ReadWrite"
+    PlaceSet places;         ///< the descriptor's mask (feasible places)
+    std::string mask;        ///< how the descriptor spells it ("memplace::kPlaces_ro_1d")
+    int dims = 1;            ///< 2: indexed row * width + column (2-D texture)
+    int widthParam = -1;     ///< dims == 2: the parameter holding the row length
+    std::string likely;      ///< the statically likely place and why ("constant: ...")
+    std::string reason;      ///< raw pointer: why; accessor: places left out beyond the
+                             ///< analysis's, if any
 };
 
 /// One kernel (a template counts once, with its analysed instantiations).
