@@ -3,7 +3,8 @@
 #   bench/evaluate.sh CARRY [OUT]
 # CARRY is what bench/eval/prepare.py wrote (rewritten programs, originals, runtime headers,
 # the Placer's static libraries, cases.json); OUT (default $OUT, else ./eval-out) gets
-# placements.csv, cases.csv, device.txt, eval.log and raw.tgz (every JSON line and report).
+# placements.csv, cases.csv, device.txt, eval.log, raw.tgz (every JSON line and report),
+# plots.tgz (analyze.py --plots) and traces.tar.xz (the Placer's traces, when small enough).
 #
 #  1. builds the sixteen originals (nvcc -O3 -arch=sm_90), then the rewritten programs linked
 #     with the Placer, in parallel on every core; the originals are timed meanwhile (GPU events,
@@ -14,6 +15,8 @@
 #     program then goes on under the Placer's decision (its checksum is compared with the
 #     original binary's);
 #  3. writes the CSVs and prints the summary table last.
+# EVAL_ORIGINALS=0 takes the originals' results from CARRY/eval/orig (an earlier run of the same
+# inputs) instead of timing them again.
 # Environment: EVAL_DEADLINE_S (default 500: no case starts after it), EVAL_CASE_TIMEOUT_S (90),
 # EVAL_MAX (64 placements per signature), EVAL_BUDGET_MS (3000 per signature), EVAL_REPEAT (10),
 # EVAL_WARMUP (2), EVAL_JOBS (cores).
@@ -64,15 +67,20 @@ libs="$carry/lib/libmemplace_placer.a $carry/lib/libmemplace_runtime.a $carry/li
 ) &
 build_pid=$!
 
-say "timing the originals (one at a time, while the rewritten programs build)"
-for line in "${caselines[@]}"; do
-  read -r prog input _ <<<"$line"
-  tag="${prog}__${input}"
-  if [[ -x "$work/orig/$prog" ]]; then
-    timeout 120 "$work/orig/$prog" --input "$input" >"$work/runs/orig_$tag.json" 2>"$work/runs/orig_$tag.err"
-    echo "orig $tag rc=$? $(head -c 160 "$work/runs/orig_$tag.json")" >>"$log"
-  fi
-done
+if [[ "${EVAL_ORIGINALS:-1}" == "0" && -d "$carry/eval/orig" ]]; then
+  say "originals: the earlier run's results ($carry/eval/orig), not timed again"
+  cp "$carry/eval/orig/"*.json "$work/runs/" 2>/dev/null
+else
+  say "timing the originals (one at a time, while the rewritten programs build)"
+  for line in "${caselines[@]}"; do
+    read -r prog input _ <<<"$line"
+    tag="${prog}__${input}"
+    if [[ -x "$work/orig/$prog" ]]; then
+      timeout 120 "$work/orig/$prog" --input "$input" >"$work/runs/orig_$tag.json" 2>"$work/runs/orig_$tag.err"
+      echo "orig $tag rc=$? $(head -c 160 "$work/runs/orig_$tag.json")" >>"$log"
+    fi
+  done
+fi
 say "originals timed; waiting for the build"
 wait "$build_pid"
 cat "$work/rw/build.txt" | tee -a "$log"
@@ -96,7 +104,9 @@ for line in "${caselines[@]}"; do
   fi
   [[ -x "$work/rw/$prog" ]] || { echo "$tag skipped: no build" >>"$work/runs/skipped.txt"; continue; }
   s=$(date +%s%3N)
+  mkdir -p "$work/traces/$tag"
   MEMPLACE_SWEEP_OUT="$work/runs/sweep_$tag.jsonl" MEMPLACE_REPORT="$work/runs/report_$tag.json" \
+    MEMPLACE_TRACE_DIR="$work/traces/$tag" \
     MEMPLACE_SWEEP_ORIGINAL="$orig" \
     timeout "${EVAL_CASE_TIMEOUT_S:-90}" "$work/rw/$prog" --input "$input" \
     >"$work/runs/run_$tag.json" 2>"$work/runs/run_$tag.err"
@@ -109,5 +119,19 @@ done
 # ---- 3. results ------------------------------------------------------------------------------
 cp "$carry/eval/cases.json" "$work/runs/"
 tar czf "$out/raw.tgz" -C "$work" runs rw/build.txt 2>/dev/null
-python3 "$carry/eval/collect.py" "$work/runs" "$out" 2>&1 | tee -a "$log"
+python3 "$carry/eval/collect.py" "$work/runs" "$work/csv" >"$work/summary.txt" 2>&1
+cp "$work/csv/placements.csv" "$work/csv/cases.csv" "$out/"
+# The Placer's traces (binary), for re-running the engine offline (memplace place): kept when
+# they compress to at most 15 MB.
+tar -I "xz -T0 -3" -cf "$out/traces.tar.xz" -C "$work" traces 2>/dev/null
+if (($(stat -c %s "$out/traces.tar.xz" 2>/dev/null || echo 0) > 15000000)); then
+  say "traces: $(du -sh "$work/traces" | cut -f1), too large to bring back"
+  rm -f "$out/traces.tar.xz"
+fi
+if python3 "$carry/eval/analyze.py" "$out" --plots "$work/plots" >>"$log" 2>&1; then
+  tar czf "$out/plots.tgz" -C "$work" plots
+else
+  say "plots failed (see the log)"
+fi
 say "done"
+cat "$work/summary.txt"

@@ -346,6 +346,7 @@ private:
 };
 
 void Rewriter::addExtraCompiled() {
+    std::set<std::string> unknown; // kernels named in the file but not here: one warning each
     for (const RewriteOptions::ExtraPlacement& x : opt_.compile) {
         bool found = false;
         for (Group& g : groups_) {
@@ -387,7 +388,7 @@ void Rewriter::addExtraCompiled() {
                 g.compiled.push_back(pl);
             }
         }
-        if (!found) {
+        if (!found && unknown.insert(x.kernel).second) {
             warn(SourceLocation(), "extra compiled placement for '" + x.kernel +
                                        "': no rewritten kernel of that name; ignored");
         }

@@ -101,6 +101,9 @@ def main():
     ap.add_argument("--compile", help="JSON {kernel: [{array: place}, ...]}: extra instantiations")
     ap.add_argument("--cases", choices=["quick", "full"], default="full")
     ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--originals-from",
+                    help="an earlier run's runs folder: its orig_*.json go to eval/orig "
+                         "(evaluate.sh with EVAL_ORIGINALS=0 uses them)")
     a = ap.parse_args()
     programs = [p for p in a.programs.split(",") if p]
     carry = os.path.abspath(a.carry)
@@ -149,7 +152,12 @@ def main():
         src = os.path.join(a.lib, "lib%s.a" % l)
         dst = os.path.join(carry, "lib", "lib%s.a" % l)
         subprocess.run(["strip", "--strip-debug", "-o", dst, src], check=True)
-    for f in ("collect.py", "analyze.py"):
+    if a.originals_from:
+        import glob
+        os.makedirs(os.path.join(carry, "eval", "orig"))
+        for f in glob.glob(os.path.join(a.originals_from, "orig_*.json")):
+            shutil.copy(f, os.path.join(carry, "eval", "orig"))
+    for f in ("collect.py", "analyze.py", "report.py", "EVALUATION.head.md"):
         shutil.copy(os.path.join(ROOT, "bench", "eval", f), os.path.join(carry, "eval"))
     shutil.copy(os.path.join(ROOT, "bench", "evaluate.sh"), os.path.join(carry, "eval"))
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
