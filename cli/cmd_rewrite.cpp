@@ -26,6 +26,7 @@ struct RewriteOptionsCli {
     bool force = false;
     bool launchesOnly = false;
     bool json = false;
+    std::string compileFile;
     std::vector<std::string> clangArgs;
 };
 
@@ -78,6 +79,48 @@ int runRewrite(const RewriteOptionsCli& o) {
     opts.extraArgs = o.clangArgs;
     opts.kernel = o.kernel;
     opts.launchesOnly = o.launchesOnly;
+    if (!o.compileFile.empty()) {
+        // {"kernel": [{"array": "place", ...}, ...], ...}
+        auto text = readFile(o.compileFile);
+        if (!text) {
+            printDiagnostics(text.diagnostics());
+            return kExitBadInput;
+        }
+        const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) {
+            std::cerr << fmt::format("error: {}: not a JSON object of kernel -> list of "
+                                     "{{array: place}}\n",
+                                     o.compileFile);
+            return kExitBadInput;
+        }
+        for (const auto& [kernel, list] : j.items()) {
+            if (!list.is_array()) {
+                std::cerr << fmt::format("error: {}: '{}' is not a list of placements\n",
+                                         o.compileFile, kernel);
+                return kExitBadInput;
+            }
+            for (const auto& one : list) {
+                rewrite::RewriteOptions::ExtraPlacement x;
+                x.kernel = kernel;
+                if (!one.is_object()) {
+                    std::cerr << fmt::format("error: {}: a placement of '{}' is not an object\n",
+                                             o.compileFile, kernel);
+                    return kExitBadInput;
+                }
+                for (const auto& [array, place] : one.items()) {
+                    auto p = place.is_string() ? parsePlace(place.get<std::string>())
+                                               : std::optional<Place>{};
+                    if (!p || *p == Place::Registers) {
+                        std::cerr << fmt::format("error: {}: {}.{}: unknown place {}\n",
+                                                 o.compileFile, kernel, array, place.dump());
+                        return kExitBadInput;
+                    }
+                    x.places.emplace_back(array, *p);
+                }
+                opts.compile.push_back(std::move(x));
+            }
+        }
+    }
     auto result = rewrite::rewriteFile(opts);
     if (!result) {
         printDiagnostics(result.diagnostics());
@@ -135,6 +178,9 @@ static void addRewriteCommand(CLI::App& app, CommandContext& ctx) {
                   "Only rewrite launches (MEMPLACE_LAUNCH) and extern __shared__ "
                   "(MEMPLACE_DYNAMIC_SHARED): the original program, runnable under the CPU "
                   "emulation layer");
+    cmd->add_option("--compile", o->compileFile,
+                    "JSON file of extra placements to compile as specialised instantiations: "
+                    "{\"kernel\": [{\"array\": \"place\", ...}, ...]} (arrays not named: global)");
     cmd->add_flag("--json", o->json,
                   "Print what was rewritten as JSON (kernels, arrays, places, compiled "
                   "placements, warnings)");

@@ -298,6 +298,7 @@ private:
     void collectSites();
     void planArrays(Group& g);
     void planHelpers();
+    void addExtraCompiled();
     void classifyUses();
     void fixpoint();
     void planLaunches();
@@ -343,6 +344,56 @@ private:
     std::vector<LaunchPlan> launches_;
     RewriteResult result_;
 };
+
+void Rewriter::addExtraCompiled() {
+    std::set<std::string> unknown; // kernels named in the file but not here: one warning each
+    for (const RewriteOptions::ExtraPlacement& x : opt_.compile) {
+        bool found = false;
+        for (Group& g : groups_) {
+            const ki::KernelInfo& k0 = a_.info().kernels[g.kernels[0]];
+            const auto unqualified = [](const std::string& n) {
+                const size_t c = n.rfind("::");
+                return c == std::string::npos ? n : n.substr(c + 2);
+            };
+            if (!g.ok || (x.kernel != g.name && x.kernel != unqualified(g.name) &&
+                          x.kernel != k0.instantiation)) {
+                continue;
+            }
+            found = true;
+            const auto accs = g.accessorArrays();
+            std::vector<Place> pl(accs.size(), Place::Global);
+            std::string bad;
+            for (const auto& [array, place] : x.places) {
+                auto it = std::find_if(accs.begin(), accs.end(),
+                                       [&](const ArrayPlan* ap) { return ap->name == array; });
+                if (it == accs.end()) {
+                    bad = "kernel " + g.name + " has no accessor array '" + array + "'";
+                    break;
+                }
+                if (!(*it)->mask.contains(place)) {
+                    bad = "array '" + array + "' of " + g.name + " cannot be placed in " +
+                          std::string(placeName(place));
+                    break;
+                }
+                pl[static_cast<size_t>(it - accs.begin())] = place;
+            }
+            if (!bad.empty()) {
+                warn(g.pattern != nullptr ? g.pattern->getLocation() : SourceLocation(),
+                     "extra compiled placement dropped: " + bad);
+                continue;
+            }
+            const std::vector<Place> def(accs.size(), Place::Global);
+            if (pl != def &&
+                std::find(g.compiled.begin(), g.compiled.end(), pl) == g.compiled.end()) {
+                g.compiled.push_back(pl);
+            }
+        }
+        if (!found && unknown.insert(x.kernel).second) {
+            warn(SourceLocation(), "extra compiled placement for '" + x.kernel +
+                                       "': no rewritten kernel of that name; ignored");
+        }
+    }
+}
 
 void Rewriter::warn(SourceLocation at, const std::string& msg) {
     memplace::SourceLocation w = src_.where(at);
@@ -1843,6 +1894,7 @@ Expected<RewriteResult> Rewriter::run() {
         }
     }
     planLaunches();
+    addExtraCompiled();
 
     EditList edits;
     for (const Group& g : groups_) {

@@ -31,6 +31,15 @@ struct RewriteOptions {
     std::string kernel;        ///< only this kernel (name, qualified name or instantiation)
     bool launchesOnly = false; ///< only launches and `extern __shared__` (the original program,
                                ///< made runnable under the CPU emulation layer)
+    /// Placements to compile as specialised instantiations besides the rewriter's own (the
+    /// evaluation compiles the engine's top choices): kernel name, then array -> place; arrays
+    /// not named are global. A place outside an array's feasible places, or an array the kernel
+    /// has no accessor for, drops that placement with a warning.
+    struct ExtraPlacement {
+        std::string kernel;
+        std::vector<std::pair<std::string, Place>> places;
+    };
+    std::vector<ExtraPlacement> compile;
 };
 
 /// One pointer parameter of a kernel: an accessor, or a raw pointer with the reason.

@@ -53,10 +53,15 @@ EnvConfig parseMemplaceEnv(const char* value) {
         cfg.mode = EnvConfig::Mode::Trace;
         return cfg;
     }
+    if (v == "sweep") {
+        cfg.mode = EnvConfig::Mode::Sweep;
+        return cfg;
+    }
     constexpr std::string_view kForce = "force:";
     if (v.substr(0, kForce.size()) != kForce) {
-        cfg.warnings.push_back("MEMPLACE='" + std::string(v) +
-                               "' is not off, auto, trace or force:<array=place,...>; ignored");
+        cfg.warnings.push_back(
+            "MEMPLACE='" + std::string(v) +
+            "' is not off, auto, trace, sweep or force:<array=place,...>; ignored");
         return cfg;
     }
     cfg.mode = EnvConfig::Mode::Force;

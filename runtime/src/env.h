@@ -1,9 +1,10 @@
 // The runtime's environment controls, parsed without CUDA so they can be unit-tested:
-//   MEMPLACE=off | auto | trace | force:[kernel.]array=place,...
+//   MEMPLACE=off | auto | trace | sweep | force:[kernel.]array=place,...
 //   MEMPLACE_DISPATCH=auto | dynamic
 //   MEMPLACE_TIME=0 | 1
-// auto and trace are the online Placer's modes (placer/): the runtime itself treats them like the
-// default (the installed PlacementPolicy decides); the Placer reads them to install itself.
+// auto, trace and sweep are the online Placer's modes (placer/): the runtime itself treats them
+// like the default (the installed PlacementPolicy decides); the Placer reads them to install
+// itself (sweep: placer/sweep.h, the evaluation's in-process measurement of placements).
 #pragma once
 
 #include "common/place.h"
@@ -22,9 +23,9 @@ struct ForceEntry {
 };
 
 struct EnvConfig {
-        /// Default: MEMPLACE unset or empty. Auto, Trace: the Placer's modes (the runtime asks the
+    /// Default: MEMPLACE unset or empty. Auto, Trace: the Placer's modes (the runtime asks the
     /// installed policy as in Default). Off: no policy, no tracing. Force: the entries below.
-    enum class Mode { Default, Off, Auto, Trace, Force } mode = Mode::Default;
+    enum class Mode { Default, Off, Auto, Trace, Sweep, Force } mode = Mode::Default;
     std::vector<ForceEntry> force;
     std::vector<std::string> warnings; ///< what was ignored, and why
 };

@@ -109,6 +109,15 @@ Runtime& rt() {
 
 thread_local LaunchReport tlsLastReport;
 
+/// The placement a sweep measures now (runSweep sets it around each of its launches).
+struct SweepCurrent {
+    const Placement* placement = nullptr;
+    bool dynamic = false;
+};
+thread_local const SweepCurrent* tlsSweep = nullptr;
+/// Set by runSweep: the next decision of this thread may not be another sweep.
+thread_local bool tlsJustSwept = false;
+
 // ---- kernel timing: its own lock, so that policies may collect timings from their hooks -----
 
 struct PendingTiming {
@@ -136,7 +145,8 @@ bool timingOn() {
     int e = t.enabled.load();
     if (e < 0) {
         std::vector<std::string> warnings;
-        const int v = parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), warnings) ? 1 : 0;
+        const int v =
+            parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), warnings) ? 1 : 0;
         for (const std::string& w : warnings) {
             std::fprintf(stderr, "memplace: %s\n", w.c_str());
         }
@@ -366,7 +376,13 @@ struct LaunchState {
     std::vector<uint32_t> sampled;
     std::size_t traceCapacity = 0;
     bool timed = false;
+    bool sweepLaunch = false; ///< one of a sweep's launches: no policy calls, no timing
     cudaEvent_t ev[3] = {};
+};
+
+struct SweepState {
+    std::shared_ptr<const SweepRequest> request;
+    LaunchInfo info;
 };
 
 namespace {
@@ -639,8 +655,10 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         st->device = 0;
     }
     rep.launchId = ++r.launches;
+    const SweepCurrent* sweep = tlsSweep;
+    st->sweepLaunch = sweep != nullptr;
     // Kernel timing: the first event before any stream work of this launch.
-    if (timingOn() && takeEvents(st->device, st->ev)) {
+    if (!st->sweepLaunch && timingOn() && takeEvents(st->device, st->ev)) {
         if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {
             st->timed = true;
         } else {
@@ -698,7 +716,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 
     const bool off = r.env.mode == EnvConfig::Mode::Off;
     Decision decision;
-    if (!off && r.policy) {
+    if (!off && r.policy && !st->sweepLaunch) {
 #if !defined(MEMPLACE_EMU) // the emulation layer knows neither registers nor static shared memory
         auto fa = r.funcAttrs.find({st->device, kv.compiledFns[0]});
         if (fa == r.funcAttrs.end()) {
@@ -715,9 +733,35 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 #endif
         decision = r.policy->decide(info);
     }
+    if (decision.kind == Decision::Kind::Sweep) {
+        if (tlsJustSwept || !decision.sweep || decision.sweep->entries.empty() ||
+            r.traceRemaining > 0) {
+            if (tlsJustSwept) {
+                warnOnce(r, std::string(kv.name) +
+                                ": the policy asked for a second sweep of one launch; ignored");
+            }
+            decision = Decision{};
+        } else {
+            // Nothing is materialised: the template runs the sweep, then prepares again.
+            plan.sweep = std::make_shared<SweepState>();
+            plan.sweep->request = decision.sweep;
+            plan.sweep->info = info;
+            plan.instantiation = LaunchPlan::kSweep;
+            if (st->timed) {
+                giveEvents(st->device, st->ev);
+                st->timed = false;
+            }
+            plan.state.reset(); // releases the lock
+            return;
+        }
+    }
+    if (!st->sweepLaunch) {
+        tlsJustSwept = false;
+    }
 
     // Tracing: asked by the program (traceLaunches) or by the policy.
-    if (!off && (r.traceRemaining > 0 || decision.kind == Decision::Kind::Trace)) {
+    if (!off && !st->sweepLaunch &&
+        (r.traceRemaining > 0 || decision.kind == Decision::Kind::Trace)) {
         const bool byPolicy = r.traceRemaining <= 0;
         const TraceOptions opt = byPolicy ? decision.trace : r.traceOptions;
         if (r.traceRemaining > 0) {
@@ -738,7 +782,13 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 
     // The requested placement, array by array.
     Placement requested(static_cast<std::size_t>(n), Place::Global);
-    if (!off) {
+    if (st->sweepLaunch) {
+        // A sweep's launch: its placement, whatever the controls say.
+        for (int j = 0; j < n && j < static_cast<int>(sweep->placement->size()); ++j) {
+            requested[j] = (*sweep->placement)[j];
+            rep.arrays[j].source = "sweep";
+        }
+    } else if (!off) {
         const bool policyPlaces = decision.kind == Decision::Kind::Place;
         if (policyPlaces && decision.placement.size() != static_cast<std::size_t>(n)) {
             warnOnce(r, std::string(kv.name) + ": the policy's placement has " +
@@ -1023,7 +1073,9 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 
     // The instantiation: the specialised one that matches, else the dynamic accessor.
     auto choose = [&]() {
-        const bool dynamicOnly = r.envDynamic || r.apiDispatch == DispatchMode::Dynamic;
+        const bool dynamicOnly = st->sweepLaunch
+                                     ? sweep->dynamic
+                                     : r.envDynamic || r.apiDispatch == DispatchMode::Dynamic;
         if (!dynamicOnly) {
             for (int c = 0; c < kv.numCompiled; ++c) {
                 bool match = true;
@@ -1178,9 +1230,9 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         } else {
             rep.errors.emplace_back("trace not collected");
         }
-        tr.collectMicros = std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - tc0)
-                               .count();
+        tr.collectMicros =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tc0)
+                .count();
         if (st.policyTrace && r.policy) {
             r.policy->traced(st.info, std::move(tr));
         } else {
@@ -1195,11 +1247,336 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                             ", placed global: " + ar.fallback);
         }
     }
-    if (r.policy) {
+    if (r.policy && !st.sweepLaunch) {
         r.policy->launched(st.info, rep);
     }
     tlsLastReport = rep;
     plan.state.reset(); // releases the lock
+}
+
+namespace {
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) {
+        return -1;
+    }
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return k % 2 == 1 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+/// One written buffer of a sweep: the array's memory from its pointer to the end of its extent.
+struct SweepBuffer {
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+    bool restore = false;      ///< some array over it is read: restore it, else poison it
+    void* snapshot = nullptr;  ///< its contents before the sweep
+    void* reference = nullptr; ///< its contents after the first entry's last launch
+    std::string names;
+};
+
+/// Whether `e` is an error that leaves the context unusable (every later call fails).
+bool sticky(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
+              const SweepHooks& hooks) {
+    Runtime& r = rt();
+    const std::shared_ptr<SweepState> state = plan.sweep;
+    const SweepRequest& req = *state->request;
+    const LaunchInfo& info = state->info;
+    const int n = kv.numArrays;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<SweepResult> results(req.entries.size());
+    for (std::size_t k = 0; k < req.entries.size(); ++k) {
+        results[k].entry = req.entries[k];
+        results[k].status = "skipped";
+    }
+    std::string fatal; // set when the sweep cannot go on; the remaining entries say why
+
+    // The written arrays, one buffer per distinct pointer.
+    std::vector<SweepBuffer> bufs;
+    for (int j = 0; j < n; ++j) {
+        const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
+        if (ai.ptr == nullptr) {
+            continue;
+        }
+        auto it = std::find_if(bufs.begin(), bufs.end(),
+                               [&](const SweepBuffer& b) { return b.ptr == ai.ptr; });
+        if (ai.mode == Mode::Read) {
+            if (it != bufs.end()) {
+                it->restore = true;
+            }
+            continue;
+        }
+        if (!ai.extentKnown || ai.extentBytes == 0) {
+            fatal = "the extent of written array " + ai.name + " is unknown";
+            break;
+        }
+        if (it == bufs.end()) {
+            SweepBuffer b;
+            b.ptr = const_cast<void*>(ai.ptr);
+            bufs.push_back(b);
+            it = bufs.end() - 1;
+        }
+        it->bytes = std::max(it->bytes, ai.extentBytes);
+        it->restore = it->restore || ai.mode != Mode::Write;
+        it->names += (it->names.empty() ? "" : "/") + ai.name;
+    }
+    // Read arrays that alias a written one (listed before it) are read: restore.
+    for (SweepBuffer& b : bufs) {
+        for (int j = 0; j < n; ++j) {
+            const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
+            if (ai.ptr == b.ptr && ai.mode == Mode::Read) {
+                b.restore = true;
+            }
+        }
+    }
+    const cudaStream_t s = la.stream;
+    auto cudaOk = [&](cudaError_t e, const std::string& what) {
+        if (e == cudaSuccess) {
+            return true;
+        }
+        (void)cudaGetLastError();
+        if (fatal.empty()) {
+            fatal = what + ": " + cudaMessage(e);
+        }
+        return false;
+    };
+    for (SweepBuffer& b : bufs) {
+        if (!fatal.empty()) {
+            break;
+        }
+        if (cudaOk(cudaMalloc(&b.snapshot, b.bytes),
+                   "cudaMalloc(sweep snapshot of " + b.names + ")")) {
+            (void)cudaOk(cudaMemcpyAsync(b.snapshot, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, s),
+                         "cudaMemcpyAsync(snapshot)");
+        }
+    }
+    unsigned long long* counter = nullptr;
+    if (fatal.empty() && hooks.compare != nullptr) {
+        (void)cudaOk(cudaMalloc(&counter, sizeof(unsigned long long)), "cudaMalloc(counter)");
+    }
+    const int total = std::max(0, req.warmup) + std::max(1, req.repeat);
+    std::vector<cudaEvent_t> ev(static_cast<std::size_t>(2 * total), nullptr);
+    for (cudaEvent_t& e : ev) {
+        if (fatal.empty()) {
+            (void)cudaOk(cudaEventCreate(&e), "cudaEventCreate");
+        }
+    }
+    auto resetBuffers = [&]() {
+        for (const SweepBuffer& b : bufs) {
+            const cudaError_t e =
+                b.restore ? cudaMemcpyAsync(b.ptr, b.snapshot, b.bytes, cudaMemcpyDeviceToDevice, s)
+                          : cudaMemsetAsync(b.ptr, 0xFF, b.bytes, s);
+            if (!cudaOk(e, "restoring " + b.names)) {
+                return false;
+            }
+        }
+        return true;
+    };
+
+    bool usedL2 = false;
+    for (std::size_t k = 0; k < req.entries.size() && fatal.empty(); ++k) {
+        SweepResult& res = results[k];
+        if (req.budgetMs > 0 &&
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count() > req.budgetMs) {
+            res.detail = "time budget spent";
+            continue;
+        }
+        if (res.entry.placement.size() != static_cast<std::size_t>(n)) {
+            res.status = "error";
+            res.detail = "the placement has " + std::to_string(res.entry.placement.size()) +
+                         " places for " + std::to_string(n) + " arrays";
+            continue;
+        }
+        SweepCurrent cur{&res.entry.placement, res.entry.dynamic};
+        std::vector<double> hostUs;
+        bool ok = true;
+        for (int i = 0; i < total && ok; ++i) {
+            if (!resetBuffers()) {
+                ok = false;
+                break;
+            }
+            if (hooks.spin != nullptr && req.spinUs > 0) {
+                (void)cudaOk(hooks.spin(static_cast<long long>(req.spinUs * 1000.0), s),
+                             "sweep busy-wait");
+            }
+            (void)cudaEventRecord(ev[static_cast<std::size_t>(2 * i)], s);
+            tlsSweep = &cur;
+            const cudaError_t status = hooks.launch(hooks.ctx);
+            tlsSweep = nullptr;
+            (void)cudaEventRecord(ev[static_cast<std::size_t>(2 * i + 1)], s);
+            const LaunchReport& rep = tlsLastReport;
+            hostUs.push_back(rep.hostMicros);
+            if (i == 0) {
+                res.placed.clear();
+                std::string fb;
+                for (const ArrayReport& ar : rep.arrays) {
+                    res.placed.push_back(ar.placed);
+                    if (!ar.fallback.empty()) {
+                        fb += (fb.empty() ? "" : "; ") + ar.name + ": " + ar.fallback;
+                    }
+                    usedL2 = usedL2 || ar.placed == Place::L2Persist;
+                }
+                res.dispatch = rep.dispatch;
+                res.instantiation = rep.instantiation;
+                if (!fb.empty()) {
+                    res.status = "fallback";
+                    res.detail = fb;
+                    ok = false;
+                }
+            }
+            if (status != cudaSuccess) {
+                (void)cudaGetLastError();
+                res.status = "error";
+                res.detail = cudaMessage(status);
+                ok = false;
+                if (sticky(status)) {
+                    fatal = "launch failed: " + cudaMessage(status);
+                }
+            }
+        }
+        const cudaError_t se = cudaStreamSynchronize(s);
+        if (se != cudaSuccess) {
+            (void)cudaGetLastError();
+            res.status = "error";
+            res.detail = "kernel failed: " + cudaMessage(se);
+            if (sticky(se)) {
+                fatal = res.detail;
+            }
+            ok = false;
+        }
+        if (usedL2) {
+            // Lines the window marked persisting would stay so for the next placements.
+            (void)cudaCtxResetPersistingL2Cache();
+            (void)cudaGetLastError();
+            usedL2 = false;
+        }
+        if (!ok) {
+            continue;
+        }
+        for (int i = std::max(0, req.warmup); i < total; ++i) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, ev[static_cast<std::size_t>(2 * i)],
+                                     ev[static_cast<std::size_t>(2 * i + 1)]) == cudaSuccess) {
+                res.ms.push_back(ms);
+            } else {
+                (void)cudaGetLastError();
+            }
+        }
+        if (!res.ms.empty()) {
+            res.medianMs = medianOf(res.ms);
+            res.minMs = *std::min_element(res.ms.begin(), res.ms.end());
+            res.maxMs = *std::max_element(res.ms.begin(), res.ms.end());
+        }
+        res.hostUsMedian = medianOf(hostUs);
+        res.status = "ok";
+        // Outputs: the first entry's are the reference; the others are compared with them.
+        if (k == 0) {
+            for (SweepBuffer& b : bufs) {
+                if (cudaOk(cudaMalloc(&b.reference, b.bytes), "cudaMalloc(sweep reference)")) {
+                    (void)cudaOk(
+                        cudaMemcpyAsync(b.reference, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, s),
+                        "cudaMemcpyAsync(reference)");
+                }
+            }
+            res.compared = true;
+            res.equal = true;
+        } else if (results[0].status == "ok") {
+            uint64_t diff = 0;
+            bool cmpOk = true;
+            if (counter != nullptr) {
+                unsigned long long h = 0;
+                cmpOk =
+                    cudaOk(cudaMemsetAsync(counter, 0, sizeof h, s), "cudaMemsetAsync(counter)");
+                for (const SweepBuffer& b : bufs) {
+                    cmpOk = cmpOk && cudaOk(hooks.compare(b.ptr, b.reference, b.bytes, counter, s),
+                                            "sweep compare");
+                }
+                cmpOk = cmpOk &&
+                        cudaOk(cudaMemcpyAsync(&h, counter, sizeof h, cudaMemcpyDeviceToHost, s),
+                               "cudaMemcpyAsync(counter)") &&
+                        cudaOk(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)");
+                diff = h;
+            } else {
+                cmpOk = cudaOk(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)");
+                for (const SweepBuffer& b : bufs) {
+                    std::vector<unsigned char> x(b.bytes);
+                    std::vector<unsigned char> y(b.bytes);
+                    cmpOk =
+                        cmpOk &&
+                        cudaOk(cudaMemcpy(x.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost),
+                               "cudaMemcpy(compare)") &&
+                        cudaOk(cudaMemcpy(y.data(), b.reference, b.bytes, cudaMemcpyDeviceToHost),
+                               "cudaMemcpy(compare)");
+                    for (std::size_t i = 0; cmpOk && i < b.bytes; ++i) {
+                        diff += x[i] != y[i];
+                    }
+                }
+            }
+            res.compared = cmpOk;
+            res.equal = cmpOk && diff == 0;
+            res.differingWords = diff;
+        }
+    }
+    for (SweepResult& res : results) {
+        if (res.status == "skipped" && res.detail.empty()) {
+            res.detail = fatal.empty() ? "not run" : fatal;
+        }
+    }
+    // Leave the written arrays as the program left them before this launch.
+    if (sticky(cudaPeekAtLastError()) == false) {
+        for (const SweepBuffer& b : bufs) {
+            if (b.snapshot != nullptr) {
+                (void)cudaMemcpyAsync(b.ptr, b.snapshot, b.bytes, cudaMemcpyDeviceToDevice, s);
+            }
+        }
+        (void)cudaStreamSynchronize(s);
+    }
+    for (SweepBuffer& b : bufs) {
+        if (b.snapshot != nullptr) {
+            (void)cudaFree(b.snapshot);
+        }
+        if (b.reference != nullptr) {
+            (void)cudaFree(b.reference);
+        }
+    }
+    if (counter != nullptr) {
+        (void)cudaFree(counter);
+    }
+    for (cudaEvent_t e : ev) {
+        if (e != nullptr) {
+            (void)cudaEventDestroy(e);
+        }
+    }
+    if (!fatal.empty()) {
+        warnOnce(r, std::string(kv.name) + ": sweep stopped: " + fatal);
+    }
+    (void)cudaGetLastError();
+    tlsJustSwept = true;
+    std::unique_lock<std::mutex> lock(r.mu);
+    if (r.policy) {
+        r.policy->swept(info, std::move(results));
+    }
 }
 
 } // namespace detail
@@ -1343,9 +1720,8 @@ std::vector<KernelTiming> takeKernelTimings(bool wait) {
         }
         it = t.pending.erase(it);
     }
-    std::sort(out.begin(), out.end(), [](const KernelTiming& a, const KernelTiming& b) {
-        return a.launchId < b.launchId;
-    });
+    std::sort(out.begin(), out.end(),
+              [](const KernelTiming& a, const KernelTiming& b) { return a.launchId < b.launchId; });
     return out;
 }
 

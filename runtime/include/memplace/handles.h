@@ -56,17 +56,39 @@ struct ArrayHandle {
 };
 
 struct LaunchState; // the library's own bookkeeping for one launch
+struct SweepState;  // a sweep the policy asked for: its request and the launch's LaunchInfo
 
 /// What prepareLaunch decided.
 struct LaunchPlan {
     static constexpr int kDynamic = -1;
     static constexpr int kTracing = -2;
-    int instantiation = 0;       ///< index into compiled, or kDynamic / kTracing
-    std::size_t sharedBytes = 0; ///< dynamic shared memory to launch with
+    static constexpr int kSweep = -3; ///< nothing launched yet: run the sweep, then prepare again
+    int instantiation = 0;            ///< index into compiled, or kDynamic / kTracing / kSweep
+    std::size_t sharedBytes = 0;      ///< dynamic shared memory to launch with
     std::vector<ArrayHandle> handles;
     TraceSink sink{};
     std::shared_ptr<LaunchState> state;
+    std::shared_ptr<SweepState> sweep; ///< kSweep only
 };
+
+/// What the program's translation unit gives a sweep: its launch of one placement (prepare,
+/// dispatch, finish), and two small kernels of its own (memplace/sweep.cuh).
+struct SweepHooks {
+    /// One launch with the placement the sweep set (prepareLaunch honours it); its status.
+    cudaError_t (*launch)(void* ctx) = nullptr;
+    void* ctx = nullptr;
+    /// Adds to *counter (device) the number of 32-bit words (and tail bytes) where a and b
+    /// differ; null: the library compares on the host.
+    cudaError_t (*compare)(const void* a, const void* b, std::size_t bytes,
+                           unsigned long long* counter, cudaStream_t stream) = nullptr;
+    /// Keeps the GPU busy for about `ns` nanoseconds on `stream`; null: no busy-wait.
+    cudaError_t (*spin)(long long ns, cudaStream_t stream) = nullptr;
+};
+
+/// Runs the sweep plan.sweep asked for (plan.instantiation == kSweep), calls the policy's
+/// swept() and leaves the written arrays as they were. The caller then prepares the launch anew.
+void runSweep(const KernelView& kernel, const LaunchArgs& args, LaunchPlan& plan,
+              const SweepHooks& hooks);
 
 /// Decides the placement, materialises it and picks the instantiation. Never fails: what cannot
 /// be materialised falls back to global and is reported. Holds the runtime's lock until

@@ -33,7 +33,7 @@ struct ArrayInfo {
     const void* ptr = nullptr;
     std::size_t extentBytes = 0; ///< bytes from ptr to the end of its allocation (or as given)
     bool extentKnown = false;
-    long long width = 0; ///< dims == 2: row length in elements (0: unknown)
+    long long width = 0;         ///< dims == 2: row length in elements (0: unknown)
     bool textureFeasible = true; ///< the element type can be fetched through a texture
 };
 
@@ -101,6 +101,45 @@ void stopTracing();
 /// The traces collected so far (and forgets them).
 std::vector<TraceResult> takeTraces();
 
+// ---- in-process sweeps ---------------------------------------------------------------------
+
+/// One placement a sweep measures.
+struct SweepEntry {
+    Placement placement;  ///< descriptor order
+    bool dynamic = false; ///< through DynamicAccessor even when the placement is compiled
+};
+
+/// What a sweep measures and how (see runtime/README.md, "Sweeps").
+struct SweepRequest {
+    /// The placements, in order. The first one's outputs are the reference the others are
+    /// compared with, bitwise (a policy puts the original placement first).
+    std::vector<SweepEntry> entries;
+    int warmup = 2;      ///< untimed launches per placement
+    int repeat = 10;     ///< timed launches per placement (the median is reported)
+    double budgetMs = 0; ///< wall-clock budget of the whole sweep; 0: none. Entries not
+                         ///< started within it are reported as skipped
+    double spinUs = 50;  ///< GPU busy-wait before each timed launch, so that the host's work
+                         ///< for the launch is not in the interval (0: none)
+};
+
+/// The measurement of one SweepEntry.
+struct SweepResult {
+    SweepEntry entry;
+    Placement placed;       ///< after fallbacks (empty when it never ran)
+    std::string dispatch;   ///< "specialized" or "dynamic"
+    int instantiation = -1; ///< index in the compiled list, -1: dynamic
+    std::string status;     ///< "ok", "fallback", "error", "skipped"
+    std::string detail;     ///< why, when status is not ok
+    std::vector<double> ms; ///< timed launches: events around materialisation + kernel
+    double medianMs = -1;
+    double minMs = -1;
+    double maxMs = -1;
+    double hostUsMedian = -1;    ///< host microseconds memplace::launch spent (median)
+    bool compared = false;       ///< outputs compared with the first entry's
+    bool equal = false;          ///< bitwise equal (the first entry: true by definition)
+    uint64_t differingWords = 0; ///< 32-bit words (or tail bytes) that differ
+};
+
 // ---- placement decisions -------------------------------------------------------------------
 
 /// What a PlacementPolicy decides for a launch.
@@ -109,10 +148,16 @@ struct Decision {
         Default, ///< the original's placement (every array global)
         Place,   ///< `placement`
         Trace,   ///< run this launch traced with `trace`; the trace goes to policy.traced()
+        /// Measure every placement of `sweep` on this launch's arguments first (written arrays
+        /// snapshotted, restored or poisoned before each launch, restored after), report them to
+        /// policy.swept(), then decide this launch again (a policy must not answer Sweep twice
+        /// for the same launch: a second Sweep is taken as Default).
+        Sweep,
     };
     Kind kind = Kind::Default;
     Placement placement;
     TraceOptions trace;
+    std::shared_ptr<const SweepRequest> sweep;
 };
 
 struct LaunchReport;
@@ -129,10 +174,16 @@ public:
         (void)info;
         (void)trace;
     }
-    /// After every launch: what was materialised and launched.
+    /// After every launch: what was materialised and launched (not called for the launches
+    /// of a sweep).
     virtual void launched(const LaunchInfo& info, const LaunchReport& report) {
         (void)info;
         (void)report;
+    }
+    /// After a sweep this policy asked for: one result per entry, in order.
+    virtual void swept(const LaunchInfo& info, std::vector<SweepResult> results) {
+        (void)info;
+        (void)results;
     }
 };
 

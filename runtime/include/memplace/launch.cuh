@@ -19,6 +19,7 @@
 #include "memplace/handles.h"
 #include "memplace/host.h"
 #include "memplace/stage.cuh"
+#include "memplace/sweep.cuh"
 
 #include <cstddef>
 #include <tuple>
@@ -398,6 +399,53 @@ inline const void* constantPoolSymbol() {
     return static_cast<const void*>(&tu::constantPool);
 }
 
+/// The types and steps of one kernel's launch: the instantiation list, the dispatch on the
+/// plan's instantiation, and a sweep's launch of one placement.
+template <class K, class ArgsTuple>
+struct LaunchOps {
+    static constexpr int kArrays = K::numArrays;
+    using Seq = std::make_integer_sequence<int, kArrays>;
+    using Default = typename detail::DefaultPlacesImpl<K, Seq>::type;
+    using Insts = typename detail::ConcatInst<Instantiations<Default>,
+                                              typename detail::CompiledOf<K>::type>::type;
+    using D = detail::Dispatcher<K, ArgsTuple, Insts>;
+    using DynT = detail::UniformTuple<K, ArgsTuple, DynamicAccessor>;
+#if !defined(MEMPLACE_NO_TRACING)
+    using TraceT = detail::UniformTuple<K, ArgsTuple, TracingAccessor>;
+#endif
+
+    /// Launches what prepareLaunch planned, then finishLaunch; the launch's status.
+    static cudaError_t dispatch(const detail::KernelView& kv, const detail::LaunchArgs& la,
+                                detail::LaunchPlan& plan, ArgsTuple& at) {
+        if (plan.instantiation >= 0) {
+            D::launchIndex(plan.instantiation, la, plan, at,
+                           std::make_index_sequence<static_cast<std::size_t>(D::kCount)>{});
+        } else if (plan.instantiation == detail::LaunchPlan::kDynamic) {
+            detail::buildAndLaunch<K, DynT>(la, plan, at, Seq{});
+        } else if (plan.instantiation == detail::LaunchPlan::kTracing) {
+#if !defined(MEMPLACE_NO_TRACING)
+            detail::buildAndLaunch<K, TraceT>(la, plan, at, Seq{});
+#endif
+        }
+        const cudaError_t status = cudaPeekAtLastError();
+        detail::finishLaunch(kv, la, plan, status);
+        return status;
+    }
+
+    struct SweepCtx {
+        const detail::KernelView* kv;
+        const detail::LaunchArgs* la;
+        ArgsTuple* at;
+    };
+    /// One launch of a sweep: the runtime applies the sweep's current placement.
+    static cudaError_t sweepOne(void* p) {
+        SweepCtx& c = *static_cast<SweepCtx*>(p);
+        detail::LaunchPlan plan;
+        detail::prepareLaunch(*c.kv, *c.la, plan);
+        return dispatch(*c.kv, *c.la, plan, *c.at);
+    }
+};
+
 /// Launches kernel descriptor K like `kernel<<<grid, block, sharedBytes, stream>>>(args...)`
 /// with the placement the runtime decides (see host.h for the controls). Returns the launch's
 /// cudaPeekAtLastError(), as the program would see it after `<<<>>>`.
@@ -405,14 +453,12 @@ template <class K, class... Args>
 cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream,
                    Args&&... args) {
     using ArgsTuple = std::tuple<Args&&...>;
+    using Ops = LaunchOps<K, ArgsTuple>;
+    using D = typename Ops::D;
+    using DynT = typename Ops::DynT;
     constexpr int kArrays = K::numArrays;
     constexpr int kSlots = kArrays > 0 ? kArrays : 1;
-    using Seq = std::make_integer_sequence<int, kArrays>;
-    using Default = typename detail::DefaultPlacesImpl<K, Seq>::type;
-    using Insts = typename detail::ConcatInst<Instantiations<Default>,
-                                              typename detail::CompiledOf<K>::type>::type;
-    using D = detail::Dispatcher<K, ArgsTuple, Insts>;
-    using DynT = detail::UniformTuple<K, ArgsTuple, DynamicAccessor>;
+    using Seq = typename Ops::Seq;
 
     ArgsTuple at(std::forward<Args>(args)...);
 
@@ -430,35 +476,29 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
 #if defined(MEMPLACE_NO_TRACING)
     const void* traceFn = nullptr;
 #else
-    using TraceT = detail::UniformTuple<K, ArgsTuple, TracingAccessor>;
-    const void* traceFn = detail::kernelAddress<K>(static_cast<TraceT*>(nullptr));
+    const void* traceFn = detail::kernelAddress<K>(static_cast<typename Ops::TraceT*>(nullptr));
 #endif
 
     const detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
                                 compiled, fns,     dynFn,     traceFn};
-    const detail::LaunchArgs la{grid,
-                                block,
-                                sharedBytes,
-                                stream,
-                                ptrs,
-                                widths,
-                                constantPoolSymbol(),
-                                static_cast<std::size_t>(MEMPLACE_CONSTANT_POOL_BYTES)};
+    const detail::LaunchArgs la{
+        grid, block,  sharedBytes,          stream,
+        ptrs, widths, constantPoolSymbol(), static_cast<std::size_t>(MEMPLACE_CONSTANT_POOL_BYTES)};
     detail::LaunchPlan plan;
     detail::prepareLaunch(kv, la, plan);
-    if (plan.instantiation >= 0) {
-        D::launchIndex(plan.instantiation, la, plan, at,
-                       std::make_index_sequence<static_cast<std::size_t>(D::kCount)>{});
-    } else if (plan.instantiation == detail::LaunchPlan::kDynamic) {
-        detail::buildAndLaunch<K, DynT>(la, plan, at, Seq{});
-    } else {
-#if !defined(MEMPLACE_NO_TRACING)
-        detail::buildAndLaunch<K, TraceT>(la, plan, at, Seq{});
-#endif
+    if (plan.instantiation == detail::LaunchPlan::kSweep) {
+        // The policy asked to measure placements on this launch's arguments first.
+        typename Ops::SweepCtx ctx{&kv, &la, &at};
+        detail::SweepHooks hooks;
+        hooks.launch = &Ops::sweepOne;
+        hooks.ctx = &ctx;
+        hooks.compare = &sweepCompare;
+        hooks.spin = sweepSpinFn();
+        detail::runSweep(kv, la, plan, hooks);
+        plan = detail::LaunchPlan{};
+        detail::prepareLaunch(kv, la, plan);
     }
-    const cudaError_t status = cudaPeekAtLastError();
-    detail::finishLaunch(kv, la, plan, status);
-    return status;
+    return Ops::dispatch(kv, la, plan, at);
 }
 
 } // namespace
