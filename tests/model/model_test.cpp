@@ -4,6 +4,7 @@
 #include "model/analysis.h"
 #include "model/model.h"
 #include "model/occupancy.h"
+#include "model/report.h"
 #include "spec/spec.h"
 #include "trace/synth.h"
 #include "trace/trace_io.h"
@@ -112,6 +113,35 @@ TEST(Model, HandComputedTransactionsHitsAndTimes) {
 
     EXPECT_DOUBLE_EQ(m.cycles({Place::Global}), 450);
     EXPECT_EQ(m.candidates(0), (std::vector<Place>{Place::Global, Place::Constant, Place::Shared}));
+}
+
+TEST(Model, MemoryCountersSumTheLevelsOfEveryArray) {
+    // Two arrays on the global path: A as in kHand (L1 9 requests, 5 hits; global 4), B read
+    // once coalesced (L1 4 requests, 0 hits; global 4) and written once (global 4 writes).
+    spec::Spec s = tinySpec();
+    auto m = build(parse(std::string(kHand) + "r 0 0 2 B * 0..31\nw 0 0 3 B * 0..31\n",
+                         "kernel hand\ngrid 1\nblock 32\narray A elem=4 length=64 mode=read\n"
+                         "array B elem=4 length=32 mode=readwrite\n"),
+                   s);
+    Prediction p = m->predict({Place::Global, Place::Global});
+    ASSERT_TRUE(p.feasible) << p.reason;
+    std::vector<MemoryCounters> c = memoryCounters(p);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].memory, "L1");
+    EXPECT_TRUE(c[0].cache);
+    EXPECT_DOUBLE_EQ(c[0].readRequests, 13);
+    EXPECT_DOUBLE_EQ(c[0].readHits, 5);
+    EXPECT_DOUBLE_EQ(c[0].writeRequests, 0); // write-through: writes skip L1
+    EXPECT_DOUBLE_EQ(c[0].readHitRate(), 5.0 / 13.0);
+    EXPECT_EQ(c[1].memory, "global");
+    EXPECT_FALSE(c[1].cache);
+    EXPECT_DOUBLE_EQ(c[1].readRequests, 8);
+    EXPECT_DOUBLE_EQ(c[1].writeRequests, 4);
+    auto j = predictionJson(p);
+    ASSERT_EQ(j["counters"].size(), 2u);
+    EXPECT_EQ(j["counters"][0]["memory"], "L1");
+    EXPECT_DOUBLE_EQ(j["counters"][0]["read_requests"].get<double>(), 13);
+    EXPECT_DOUBLE_EQ(j["counters"][1]["write_requests"].get<double>(), 4);
 }
 
 TEST(Model, SmallerL1Misses) {
