@@ -15,6 +15,7 @@ per-memory counters (breakdown.counters) for the case's placement, set against n
   L2 rd sectors    L2 read transactions             lts__t_sectors_srcunit_tex_op_read
   L2 rd hit %      L2 read hits / transactions      ..._srcunit_tex_op_read_lookup_hit / ..._op_read
   L2 wr sectors    L2 write transactions            lts__t_sectors_srcunit_tex_op_write
+  L2 wr hit %      L2 write hits / transactions     ..._srcunit_tex_op_write_lookup_hit / ..._op_write
   DRAM rd sectors  reads reaching device memory     dram__sectors_read
   DRAM wr sectors  writes reaching device memory    dram__sectors_write
 
@@ -115,6 +116,10 @@ def rows_for(case, kernel, c, m):
         ("L2 rd hit %", ratio(l2h, l2r),
          ratio(ncu_l2h, ncu_l2r) if ncu_l2h is not None and ncu_l2r else None, "pct"),
         ("L2 wr sectors", l2w, m.get("lts__t_sectors_srcunit_tex_op_write.sum"), "count"),
+        ("L2 wr hit %", ratio(get(c, "L2", "write_hits") + get(c, "L2persist", "write_hits"), l2w),
+         ratio(m.get("lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum"),
+               m.get("lts__t_sectors_srcunit_tex_op_write.sum"))
+         if m.get("lts__t_sectors_srcunit_tex_op_write.sum") else None, "pct"),
         ("DRAM rd sectors", get(c, "global", "read_requests"), m.get("dram__sectors_read.sum"),
          "count"),
         ("DRAM wr sectors", get(c, "global", "write_requests"), m.get("dram__sectors_write.sum"),
@@ -170,18 +175,23 @@ def main():
         if a.cases and name not in a.cases:
             continue
         d = os.path.join(a.prep, "traces", f"{prog}_{args[1]}_{args[3]}")
-        ncu = read_ncu(os.path.join(a.ncu, name + ".csv"))
-        for trace in sorted(glob.glob(os.path.join(d, "*.trace"))):
-            try:
-                kernel, c, _ = model_counters(a.memplace, trace, placement, a.spec)
-            except RuntimeError as e:
-                print(f"{name}: {e}", file=sys.stderr)
-                continue
-            m = find_kernel(ncu, kernel) or {}
-            if not m:
-                print(f"{name}: no ncu row for kernel {kernel}", file=sys.stderr)
-            rows += [dict(r, input=f"{args[1]} {args[3]}", placement=placement)
-                     for r in rows_for(name, kernel, c, m)]
+        variants = [(name, placement)]
+        if placement == "default" and os.path.exists(os.path.join(a.ncu, name + "_orig.csv")):
+            # the untouched program: its hand placement (read-only path) is global on sm_90
+            variants.append((name + "_orig", placement))
+        for vname, vplacement in variants:
+            ncu = read_ncu(os.path.join(a.ncu, vname + ".csv"))
+            for trace in sorted(glob.glob(os.path.join(d, "*.trace"))):
+                try:
+                    kernel, c, _ = model_counters(a.memplace, trace, vplacement, a.spec)
+                except RuntimeError as e:
+                    print(f"{vname}: {e}", file=sys.stderr)
+                    continue
+                m = find_kernel(ncu, kernel) or {}
+                if not m:
+                    print(f"{vname}: no ncu row for kernel {kernel}", file=sys.stderr)
+                rows += [dict(r, input=f"{args[1]} {args[3]}", placement=vplacement)
+                         for r in rows_for(vname, kernel, c, m)]
     lines = ["| case | kernel | input | placement | metric | model | ncu | error |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:

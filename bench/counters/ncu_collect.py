@@ -7,13 +7,17 @@ BIN_DIR holds the sm_90 programs prepare.sh built (BIN_DIR/P, and BIN_DIR/orig_P
 original sources when present). For each case: one run (--warmup 0 --repeat 1) under
 `ncu --clock-control none` (caches flushed before every kernel, ncu's default), CSV in
 OUT_DIR/CASE.csv. Metrics this ncu does not know are dropped once, on the first case, and the
-kept list is written to OUT_DIR/metrics.txt.
+kept list is written to OUT_DIR/metrics.txt. The original program (orig_P) is measured too for
+the default-placement cases without '_' in their name. No case starts after NCU_DEADLINE_S
+seconds (420).
 """
 import os
 import re
 import subprocess
 import sys
+import time
 
+DEADLINE_S = float(os.environ.get("NCU_DEADLINE_S", "420"))  # no new case after this
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 METRICS = [
@@ -112,12 +116,16 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     metrics = list(METRICS)
     first = True
+    started = time.time()
     for name, prog, args, placement in cases():
+        if time.time() - started > DEADLINE_S:
+            print(f"{name}: skipped (past {DEADLINE_S} s)", flush=True)
+            continue
         if wanted and name not in wanted:
             continue
         variants = [(name, os.path.join(bindir, prog))]
         orig = os.path.join(bindir, "orig_" + prog)
-        if not placement and os.path.exists(orig):
+        if not placement and "_" not in name and os.path.exists(orig):
             variants.append((name + "_orig", orig))
         for cname, binary in variants:
             csv = os.path.join(outdir, cname + ".csv")

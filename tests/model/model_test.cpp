@@ -144,6 +144,57 @@ TEST(Model, MemoryCountersSumTheLevelsOfEveryArray) {
     EXPECT_DOUBLE_EQ(j["counters"][1]["write_requests"].get<double>(), 4);
 }
 
+// The tiny spec with a device-scoped (write-back) L2 of `l2` between L1 and global.
+spec::Spec withL2(const std::string& l2) {
+    std::string text = tinyText();
+    auto at = text.find("memory global {");
+    EXPECT_NE(at, std::string::npos);
+    text.insert(at, "memory L2 {\n    id = 5; swmng = no; rw = rw; dim = na; size = " + l2 +
+                        "; blockSize = 32 B; banks = na;\n    latency = (40, 40); upperLevels = "
+                        "om; lowerLevels = (global); shareScope = device;\n    "
+                        "concurrencyFactor = (1.0, 1.0);\n    serialCondition = warp{ "
+                        "address1 / 32 != address2 / 32 };\n}\n\n");
+    const std::string l1 = "latency = (10, 10); upperLevels = na; lowerLevels = (global);";
+    at = text.find(l1);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, l1.size(), "latency = (10, 10); upperLevels = na; lowerLevels = (L2);");
+    const std::string from = "levels = (L1, global); path = ldst;";
+    at = text.find(from);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, from.size(), "levels = (L1, L2, global); path = ldst;");
+    auto s = spec::parseSpec(text, "tiny-l2.msl");
+    EXPECT_TRUE(s.ok()) << s.message();
+    return *s;
+}
+
+TEST(Model, WriteBackL2ServesEveryWriteAndWritesBackOnlyWhatItEvicts) {
+    // Measured on an H100 (docs/NOTES.md): every global store is an L2 hit (write-allocate
+    // without fetch), and DRAM sees only the dirty lines evicted during the kernel: none when
+    // the output fits. One warp writes sectors 0..7 of W (two records of 4 sectors).
+    const char* body = "w 0 0 0 W * 0..31\nw 0 0 1 W * 32..63\n";
+    const char* head = "kernel k\ngrid 1\nblock 32\narray W elem=4 length=64 mode=write\n";
+    auto big = build(parse(body, head), withL2("1 MB"));
+    Prediction p = big->predict({Place::Global});
+    ASSERT_TRUE(p.feasible) << p.reason;
+    EXPECT_DOUBLE_EQ(level(p, 0, "L2").writeRequests, 8);
+    EXPECT_DOUBLE_EQ(level(p, 0, "L2").writeHits, 8);
+    EXPECT_DOUBLE_EQ(level(p, 0, "global").writeRequests, 0);
+    EXPECT_DOUBLE_EQ(p.cycles, 8 * 40);
+    // Two lines of L2: all 8 writes are new dirty residencies; the last 2 lines stay resident
+    // at the end, so 6 are written back.
+    auto small = build(parse(body, head), withL2("64 B"));
+    Prediction q = small->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(q, 0, "L2").writeHits, 8);
+    EXPECT_DOUBLE_EQ(level(q, 0, "global").writeRequests, 6);
+    EXPECT_DOUBLE_EQ(q.cycles, 8 * 40 + 6 * 100);
+    // Writing the same 8 sectors again: the second pass hits dirty lines (no new residency).
+    auto twice = build(parse(std::string(body) + "w 0 0 2 W * 0..31\nw 0 0 3 W * 32..63\n", head),
+                       withL2("1 MB"));
+    Prediction r = twice->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(r, 0, "L2").writeHits, 16);
+    EXPECT_DOUBLE_EQ(level(r, 0, "global").writeRequests, 0);
+}
+
 TEST(Model, SmallerL1Misses) {
     // Two lines of L1: the reuses at distance 3 miss. 9 * 100 = 900.
     spec::Spec s = tinySpec("dim = na; size = 4 KB; blockSize = 32 B; banks = na;",
