@@ -160,6 +160,30 @@ def fmt_error(e, kind):
     return f"{e:+.1f} pt" if kind == "pct" else f"{100 * e:+.0f}%"
 
 
+def wide_table(rows):
+    metrics = []
+    for r in rows:
+        if r["metric"] not in metrics:
+            metrics.append(r["metric"])
+    keys = []
+    cells = {}
+    for r in rows:
+        k = (r["case"], r["kernel"], r["input"], r["placement"])
+        if k not in keys:
+            keys.append(k)
+        if r["model"] is None and r["ncu"] is None:
+            continue
+        cells[k + (r["metric"],)] = (f"{fmt_value(r['model'], r['kind'])} / "
+                                     f"{fmt_value(r['ncu'], r['kind'])} "
+                                     f"({fmt_error(r['error'], r['kind'])})")
+    lines = ["| case | kernel | input | placement | " + " | ".join(metrics) + " |",
+             "|---|---|---|---|" + "---|" * len(metrics)]
+    for k in keys:
+        lines.append("| " + " | ".join(k) + " | " +
+                     " | ".join(cells.get(k + (m,), "") for m in metrics) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("prep")
@@ -168,6 +192,8 @@ def main():
     ap.add_argument("--spec", default="h100")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
+    ap.add_argument("--wide", action="store_true",
+                    help="one row per case and kernel, a column per metric: model / ncu (error)")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
     rows = []
@@ -199,6 +225,8 @@ def main():
                      f"{r['metric']} | {fmt_value(r['model'], r['kind'])} | "
                      f"{fmt_value(r['ncu'], r['kind'])} | {fmt_error(r['error'], r['kind'])} |")
     text = "\n".join(lines) + "\n"
+    if a.wide:
+        text = wide_table(rows)
     print(text)
     if a.markdown:
         open(a.markdown, "w").write(text)
