@@ -1,4 +1,5 @@
 // memplace place TRACE --spec NAME|FILE [--search exhaustive|bnb|greedy|rules] [--top K] [--json]
+//                [--evaluate PLACEMENT]...
 #include "cli/command.h"
 #include "cli/table.h"
 #include "model/analysis.h"
@@ -30,6 +31,7 @@ struct PlaceOptions {
     std::string bound = "auto";
     double sample = 1.0;
     std::string format;
+    std::vector<std::string> evaluate; ///< placements to predict besides the search's
 };
 
 std::string cyclesText(double c) {
@@ -59,6 +61,68 @@ std::string placementText(const model::Model& m, const model::Placement& p) {
     std::string s;
     for (size_t i = 0; i < p.size(); ++i) {
         s += fmt::format("{}{}={}", i == 0 ? "" : " ", m.arrayName(i), placeName(p[i]));
+    }
+    return s;
+}
+
+/// `default` (every array global where it can be), `original`, or `array=place,...` with the
+/// arrays not named global; `kernel.array` names are accepted for the model's kernel.
+std::optional<model::Placement> parseEvaluated(const model::Model& m, const std::string& text,
+                                               std::string& error) {
+    if (text == "default" || text == "baseline") {
+        return m.baseline();
+    }
+    if (text == "original") {
+        return m.original();
+    }
+    model::Placement p = m.baseline();
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t comma = text.find(',', pos);
+        std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+        pos = comma == std::string::npos ? text.size() + 1 : comma + 1;
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) {
+            error = fmt::format("'{}' is not array=place", item);
+            return std::nullopt;
+        }
+        std::string name = item.substr(0, eq);
+        const std::string prefix = m.stats().kernel + ".";
+        if (name.starts_with(prefix)) {
+            name = name.substr(prefix.size());
+        }
+        std::optional<Place> place = parsePlace(item.substr(eq + 1));
+        if (!place) {
+            error = fmt::format("unknown place '{}' in '{}'", item.substr(eq + 1), item);
+            return std::nullopt;
+        }
+        size_t i = 0;
+        while (i < m.arrayCount() && m.arrayName(i) != name) {
+            ++i;
+        }
+        if (i == m.arrayCount()) {
+            error = fmt::format("kernel {} has no array '{}'", m.stats().kernel, name);
+            return std::nullopt;
+        }
+        p[i] = *place;
+    }
+    return p;
+}
+
+std::string countersText(const model::Prediction& p) {
+    std::string s;
+    for (const auto& c : model::memoryCounters(p)) {
+        if (c.readRequests <= 0 && c.writeRequests <= 0) {
+            continue;
+        }
+        s += fmt::format("{}{} read {}", s.empty() ? "" : ", ", c.memory,
+                         cyclesText(c.readRequests));
+        if (c.cache && c.readRequests > 0) {
+            s += fmt::format(" ({:.1f}% hit)", 100 * c.readHitRate());
+        }
+        if (c.writeRequests > 0) {
+            s += fmt::format(" write {}", cyclesText(c.writeRequests));
+        }
     }
     return s;
 }
@@ -115,6 +179,16 @@ int runPlace(const PlaceOptions& o) {
     model::Prediction best = m.predict(r->best.placement);
     model::Placement orig = m.original();
     model::Prediction original = m.predict(orig);
+    std::vector<std::pair<model::Placement, model::Prediction>> evaluated;
+    for (const auto& e : o.evaluate) {
+        std::string error;
+        auto p = parseEvaluated(m, e, error);
+        if (!p) {
+            std::cerr << fmt::format("error: --evaluate '{}': {}\n", e, error);
+            return kExitBadInput;
+        }
+        evaluated.emplace_back(*p, m.predict(*p));
+    }
 
     if (o.json) {
         json out;
@@ -142,6 +216,18 @@ int runPlace(const PlaceOptions& o) {
                             {"predicted_cycles", c.cycles}});
         }
         out["alternatives"] = std::move(alts);
+        if (!evaluated.empty()) {
+            json ev = json::array();
+            for (size_t k = 0; k < evaluated.size(); ++k) {
+                const auto& [pl, pr] = evaluated[k];
+                ev.push_back({{"request", o.evaluate[k]},
+                              {"placement", model::placementJson(m, pl)},
+                              {"feasible", pr.feasible},
+                              {"predicted_time", pr.feasible ? json(pr.seconds) : json(nullptr)},
+                              {"breakdown", model::predictionJson(pr)}});
+            }
+            out["evaluated"] = std::move(ev);
+        }
         out["search"] = {{"algorithm", std::string(search::algorithmName(r->algorithm))},
                          {"evaluated", r->evaluated},
                          {"nodes", r->nodes},
@@ -212,6 +298,16 @@ int runPlace(const PlaceOptions& o) {
     std::cout << fmt::format("\noccupancy: {} blocks per SM (original {}), {} bytes of shared "
                              "memory per block\n",
                              best.residentBlocks, best.originalResidentBlocks, best.sharedPerBlock);
+    std::cout << "counters: " << countersText(best) << "\n";
+    for (const auto& [pl, pr] : evaluated) {
+        std::cout << fmt::format("\nevaluated {}: ", placementText(m, pl));
+        if (!pr.feasible) {
+            std::cout << "infeasible: " << pr.reason << "\n";
+            continue;
+        }
+        std::cout << fmt::format("predicted {} ({} cycles)\ncounters: {}\n", timeText(pr.seconds),
+                                 cyclesText(pr.cycles), countersText(pr));
+    }
     if (r->alternatives.size() > 1) {
         std::cout << "\nalternatives:\n";
         Table alts({"#", "predicted", "placement"});
@@ -253,6 +349,11 @@ static void addPlaceCommands(CLI::App& app, CommandContext& ctx) {
     cmd->add_option("--sample", o->sample,
                     "SHARDS line sampling rate for reuse distances (default 1: exact)");
     cmd->add_option("--format", o->format, "Trace form: auto (default), binary, text, porple");
+    cmd->add_option("--evaluate", o->evaluate,
+                    "Also predict this placement (default, original, or array=place,...; arrays "
+                    "not named are global) with its per-memory counters; repeatable")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->add_flag("--brief", o->brief, "Print one line: the placement and its predicted time");
     cmd->callback([&ctx, o] { ctx.exitCode = runPlace(*o); });

@@ -675,6 +675,7 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
         uint32_t block = UINT32_MAX;
         double uniformReads = 0, sectors = 0, ideal = 0, multiRow = 0, reuseSum = 0,
                reuseBlocks = 0;
+        double blocksTouched = 0; ///< traced blocks that access the array
         std::vector<double> perBlockLines;
         std::vector<double> rtx, wtx;
     };
@@ -736,6 +737,7 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
         if (r.block != p.block) {
             closeBlock(p);
             p.block = r.block;
+            p.blocksTouched += 1;
         }
         // Distinct elements of this block (for arrays that could be staged).
         if (p.elements) {
@@ -1050,7 +1052,7 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
             size_t k = deviceKinds[dk];
             for (size_t a = 0; a < narrays; ++a) {
                 ArrayStream& as = st.arrays[a].streams[k];
-                double n = pa[a].reuseBlocks;
+                double n = pa[a].blocksTouched;
                 double sum = pa[a].perBlockLines[dk];
                 if (!as.analysed || n <= 0 || sum <= 0) {
                     continue;
@@ -1058,11 +1060,30 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                 double overlap = std::clamp(as.footprintLines / sum, 1.0 / n, 1.0);
                 double disjoint = n > 1 ? (overlap - 1.0 / n) / (1.0 - 1.0 / n) : 1.0;
                 as.extrapolation = 1.0 + (concurrent / tracedConcurrent - 1.0) * disjoint;
+                // First touches. The traced blocks' cold lines stand for scale times as many in
+                // the grid, but the grid touches at most the array's lines (or the traced
+                // footprint scaled, for arrays blocks share little of): the rest were first
+                // touched by an untraced block, and are reuses at about the grid's footprint.
+                const double lineBytes = static_cast<double>(st.kinds[k].lineBytes);
+                const double arrayLines =
+                    std::ceil(static_cast<double>(st.arrays[a].info.bytes()) / lineBytes);
+                const double gridLines = std::min(arrayLines, as.footprintLines * st.scale);
+                const double cold = (as.reads.cold() + as.writes.cold()) * st.scale;
+                if (cold > gridLines && gridLines > 0) {
+                    const double warm = 1.0 - gridLines / cold;
+                    const auto distance = static_cast<uint64_t>(
+                        std::max(1.0, gridLines / std::max(1.0, as.extrapolation)));
+                    as.reads.warmCold(warm, distance);
+                    as.writes.warmCold(warm, distance);
+                    as.reads.finalize();
+                    as.writes.finalize();
+                }
             }
         }
         st.notes.push_back(fmt::format(
-            "the trace covers {} of {} blocks: counts are scaled by {:.4g} and L2 reuse distances "
-            "stretched by each array's footprint overlap across blocks",
+            "the trace covers {} of {} blocks: counts are scaled by {:.4g}, L2 reuse distances "
+            "stretched by each array's footprint overlap across blocks, and first touches beyond "
+            "the array's lines made L2 reuses",
             st.tracedBlocks, st.blocks, st.scale));
     }
     if (sampling) {

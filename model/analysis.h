@@ -16,7 +16,8 @@
 //
 // Sampling. Traces that cover some blocks only (GPU tracing samples blocks) have every count
 // multiplied by blocks / traced blocks; device-scoped reuse distances are stretched by how much
-// of an array's footprint the untraced blocks would add (see docs/trace-format.md). Traces too
+// of an array's footprint the untraced blocks would add, and first touches the grid could not
+// make (more than the array's lines) become reuses (see docs/trace-format.md). Traces too
 // large for exact analysis can be analysed with spatially hashed line sampling (SHARDS,
 // Waldspurger et al., FAST'15): only lines whose hash falls below the rate are tracked, and
 // their distances and counts are divided by the rate.

@@ -293,6 +293,11 @@ void Model::buildOptions(const spec::Spec& spec) {
                     lp.extrapolation = std::max(1.0, st.extrapolation);
                     lp.footprintBytes = st.footprintLines * lp.lineBytes;
                     lp.refs = st.reads.total() + (lp.writeThrough ? 0.0 : st.writes.total());
+                    const double allRefs = st.reads.total() + st.writes.total();
+                    lp.writtenShare = allRefs > 0 ? st.writes.total() / allRefs : 0.0;
+                    lp.txPerWriteLine = st.writes.total() > 0
+                                            ? lp.writeTx / (st.writes.total() * stats_.scale)
+                                            : 1.0;
                 } else if (lp.cache) {
                     lp.cache = false; // a cache without a stream: treat as pass-through storage
                 }
@@ -412,6 +417,17 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
     }
 }
 
+double Model::writeBackShare(const LevelPre& l, double fw, double capBytes) {
+    const double lines = capBytes / l.lineBytes / l.extrapolation;
+    const double missed = 1 - std::max(fw, l.writeHist->hitFraction(lines));
+    if (l.writeTx <= 0 || missed <= 0) {
+        return 0;
+    }
+    const double resident = std::min(capBytes, l.footprintBytes * l.extrapolation);
+    const double stays = resident * l.writtenShare / l.lineBytes * l.txPerWriteLine / l.writeTx;
+    return std::max(0.0, missed - stays);
+}
+
 void Model::computeBounds() {
     // The most capacity an array could get in each pool: alone, no set-aside, the least shared
     // memory carved out (no staged array, the original occupancy).
@@ -448,20 +464,19 @@ void Model::computeBounds() {
             }
             o.minCost = (o.levels.empty() ? 0 : minR) + (anyW ? minW : 0) + o.stagingCycles;
             // Hit fractions with the most capacity each cache level could give.
-            std::vector<double> hmaxR, hmaxW;
+            std::vector<double> hmaxR, capMax;
             for (const auto& l : o.levels) {
-                double hr = 0, hw = 0;
+                double hr = 0, cap = 0;
                 if (l.cache) {
-                    double cap = std::min(maxCap[static_cast<size_t>(l.pool)], l.sizeBytes);
+                    cap = std::min(maxCap[static_cast<size_t>(l.pool)], l.sizeBytes);
                     if (pools_[static_cast<size_t>(l.pool)].partition) {
                         cap = std::min(cap, static_cast<double>(o.bytes));
                     }
                     double lines = cap / l.lineBytes / l.extrapolation;
                     hr = l.readHist->hitFraction(lines);
-                    hw = l.writeThrough ? 0.0 : l.writeHist->hitFraction(lines);
                 }
                 hmaxR.push_back(hr);
-                hmaxW.push_back(hw);
+                capMax.push_back(cap);
             }
             // Any context gives each cache a hit fraction between 0 and that maximum; the cost
             // is piecewise linear in them, so its least value over that box is at a corner.
@@ -479,9 +494,10 @@ void Model::computeBounds() {
                         c += l.readTx * (nr - fr) * l.readCost;
                         fr = nr;
                         if (!l.writeThrough) {
-                            double nw = std::max(fw, onW ? hmaxW[li] : 0.0);
-                            c += l.writeTx * (nw - fw) * l.writeCost;
-                            fw = nw;
+                            // every write reaching it is served; the least write-back with
+                            // the most capacity, all of them with none
+                            c += l.writeTx * (1 - fw) * l.writeCost;
+                            fw = onW ? 1 - writeBackShare(l, fw, capMax[li]) : fw;
                         }
                     } else {
                         c += l.readTx * (1 - fr) * l.readCost + l.writeTx * (1 - fw) * l.writeCost;
@@ -818,9 +834,8 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
                 sr = lp.readTx * (nr - fr);
                 fr = nr;
                 if (!lp.writeThrough) {
-                    double nw = std::max(fw, lp.writeHist->hitFraction(lines));
-                    sw = lp.writeTx * (nw - fw);
-                    fw = nw;
+                    sw = reachW; // write-allocate without fetch: every write is served here
+                    fw = 1 - writeBackShare(lp, fw, capBytes);
                 } else {
                     reachW = 0;
                 }

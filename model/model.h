@@ -9,6 +9,12 @@
 // serves what is left. The transactions served at level j are the array's transactions under
 // j's serialization condition times that fraction, and cost N_ij * T_j * a_j cycles (latency,
 // concurrency factor: memory- or compute-bound). Writes skip write-through caches (SM-scoped).
+// A write-back cache (device-scoped: L2) allocates on write without fetching (sectored lines),
+// so every write that reaches it is served there (Nsight Compute counts them as L2 hits); what
+// goes on to the level below is the dirty data the kernel evicts: one write-back per write that
+// misses (a new dirty residency), less the dirty lines still resident when the kernel ends (the
+// capacity the array gets there, times the written share of its references). Measured on an
+// H100 against ncu: docs/NOTES.md, "Model against hardware counters".
 //
 // Cache sharing. Arrays reaching memories of one physical unit share its capacity:
 //  - EqualSplit (PORPLE): each of the k arrays gets 1/k of it;
@@ -173,7 +179,15 @@ private:
         double extrapolation = 1;
         double footprintBytes = 0;
         double refs = 0; ///< line references this array makes at the level (access share)
+        /// Write-back caches: the share of the array's line references that are writes (the
+        /// dirty share of what it keeps resident) and write transactions per written line.
+        double writtenShare = 0;
+        double txPerWriteLine = 1;
     };
+    /// A write-back cache level `l` that `capBytes` of capacity: the share of its write
+    /// transactions that the kernel writes back to the level below (`fw`: the share served
+    /// above). See the header comment (Writes).
+    static double writeBackShare(const LevelPre& l, double fw, double capBytes);
     struct Option {
         Place place = Place::Global;
         int path = 0;

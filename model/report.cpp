@@ -1,5 +1,6 @@
 #include "model/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace memplace::model {
@@ -17,6 +18,25 @@ std::string scopeName(spec::ShareScope s) {
     return std::string(spec::shareScopeName(s));
 }
 } // namespace
+
+std::vector<MemoryCounters> memoryCounters(const Prediction& p) {
+    std::vector<MemoryCounters> out;
+    for (const auto& a : p.arrays) {
+        for (const auto& l : a.levels) {
+            auto it = std::find_if(out.begin(), out.end(),
+                                   [&](const MemoryCounters& c) { return c.memory == l.memory; });
+            if (it == out.end()) {
+                out.push_back({l.memory, l.cache});
+                it = out.end() - 1;
+            }
+            it->readRequests += l.readRequests;
+            it->readHits += l.readHits;
+            it->writeRequests += l.writeRequests;
+            it->writeHits += l.writeHits;
+        }
+    }
+    return out;
+}
 
 json placementJson(const Model& m, const Placement& p) {
     json out = json::object();
@@ -74,6 +94,17 @@ json predictionJson(const Prediction& p) {
                           {"levels", std::move(levels)}});
     }
     out["arrays"] = std::move(arrays);
+    json counters = json::array();
+    for (const auto& m : memoryCounters(p)) {
+        counters.push_back({{"memory", m.memory},
+                            {"cache", m.cache},
+                            {"read_requests", number(m.readRequests)},
+                            {"read_hits", number(m.readHits)},
+                            {"write_requests", number(m.writeRequests)},
+                            {"write_hits", number(m.writeHits)},
+                            {"read_hit_rate", number(m.readHitRate())}});
+    }
+    out["counters"] = std::move(counters);
     return out;
 }
 

@@ -35,6 +35,16 @@ void Histogram::merge(const Histogram& other) {
     cold_ += other.cold_;
 }
 
+void Histogram::warmCold(double fraction, uint64_t distance) {
+    const double moved = cold_ * std::clamp(fraction, 0.0, 1.0);
+    if (moved <= 0 || distance == kColdDistance) {
+        return;
+    }
+    cold_ -= moved;
+    bins_[binOf(distance)] += moved;
+    reuses_ += moved;
+}
+
 void Histogram::finalize() {
     prefix_.assign(kBins + 1, 0.0);
     for (uint32_t b = 0; b < kBins; ++b) {

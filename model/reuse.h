@@ -50,6 +50,9 @@ public:
         reuses_ += weight;
     }
     void addCold(double weight = 1.0) { cold_ += weight; }
+    /// Turns `fraction` (0..1) of the cold accesses into reuses at `distance` (finalize()
+    /// again afterwards): sampled traces, whose first touches other blocks would have made.
+    void warmCold(double fraction, uint64_t distance);
     void merge(const Histogram& other);
 
     double total() const { return reuses_ + cold_; }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 
 namespace memplace {
 namespace {
@@ -148,6 +149,42 @@ TEST(Cli, PlaceJsonHasTheKeysTheIssueNames) {
     EXPECT_NE(human.out.find("table  shared"), std::string::npos) << human.out;
     EXPECT_NE(human.out.find("predicted:"), std::string::npos);
     EXPECT_NE(human.out.find("alternatives:"), std::string::npos);
+}
+
+TEST(Cli, PlaceEvaluatesGivenPlacementsWithCounters) {
+    auto r = runMemplace("place examples/traces/saxpy.trace --spec h100 --json --evaluate default "
+                         "--evaluate saxpy.x=texture",
+                         MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["evaluated"].size(), 2u);
+    EXPECT_EQ(j["evaluated"][0]["placement"]["x"], "global");
+    EXPECT_EQ(j["evaluated"][1]["placement"]["x"], "texture");
+    EXPECT_EQ(j["evaluated"][1]["placement"]["y"], "global");
+    auto memories = [](const nlohmann::json& e) {
+        std::set<std::string> m;
+        for (const auto& c : e["breakdown"]["counters"]) {
+            m.insert(c["memory"].get<std::string>());
+        }
+        return m;
+    };
+    EXPECT_TRUE(memories(j["evaluated"][0]).contains("L1"));
+    EXPECT_FALSE(memories(j["evaluated"][0]).contains("texL1"));
+    EXPECT_TRUE(memories(j["evaluated"][1]).contains("texL1"));
+    EXPECT_FALSE(j["breakdown"]["counters"].empty());
+    auto human = runMemplace("place examples/traces/saxpy.trace --spec h100 --evaluate x=texture",
+                             MEMPLACE_SOURCE_DIR);
+    ASSERT_EQ(human.exitCode, 0) << human.err;
+    EXPECT_NE(human.out.find("evaluated x=texture y=global"), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("texL1 read"), std::string::npos) << human.out;
+    for (const char* bad : {"x=nowhere", "nosuch=global", "x"}) {
+        auto e = runMemplace(std::string("place examples/traces/saxpy.trace --spec h100 "
+                                         "--evaluate ") +
+                                 bad,
+                             MEMPLACE_SOURCE_DIR);
+        EXPECT_EQ(e.exitCode, 2) << bad;
+        EXPECT_NE(e.err.find("--evaluate"), std::string::npos) << e.err;
+    }
 }
 
 TEST(Cli, PlaceRejectsBadInput) {
