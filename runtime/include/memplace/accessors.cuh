@@ -29,14 +29,6 @@ namespace detail {
 
 // ---- element types and raw transfers -------------------------------------------------------
 
-/// The widest unsigned unit that divides sizeof(V) and that V's alignment allows.
-template <class V>
-inline constexpr std::size_t kRawUnit = (sizeof(V) % 16 == 0 && alignof(V) >= 16) ? 16
-                                        : (sizeof(V) % 8 == 0 && alignof(V) >= 8) ? 8
-                                        : (sizeof(V) % 4 == 0 && alignof(V) >= 4) ? 4
-                                        : (sizeof(V) % 2 == 0 && alignof(V) >= 2) ? 2
-                                                                                  : 1;
-
 template <std::size_t N>
 struct RawType;
 template <>
@@ -68,22 +60,17 @@ MEMPLACE_DEV To bitCast(const From& from) {
     return to;
 }
 
-/// A load through the read-only (non-coherent) path for any trivially copyable V: V is read as
-/// the widest `__ldg`-able unsigned units its size and alignment allow, so a float is one
-/// 4-byte LDG.E.CONSTANT, a float4 one 16-byte LDG.E.128.CONSTANT, a float3 three 4-byte loads.
+/// A load through the read-only (non-coherent) path for any trivially copyable V: a plain load
+/// through a `const __restrict__` pointer, which nvcc compiles to LDG.E.CONSTANT exactly as it
+/// does the original program's `const T* __restrict__` parameters. Not `__ldg`: CUDA's headers
+/// implement it as inline assembly, which stops the compiler from unrolling and batching the
+/// loads of a loop (SpMV's row loop ran 2.5x slower that way: docs/NOTES.md).
+/// The restricted pointer must be the array's base (nvcc does not use the qualifier on a
+/// pointer already offset by the index).
 template <class V>
-MEMPLACE_DEV V ldgValue(const V* p) {
-    using U = typename RawType<kRawUnit<V>>::type;
-    constexpr int kUnits = static_cast<int>(sizeof(V) / sizeof(U));
-    const U* q = reinterpret_cast<const U*>(p);
-    U buf[kUnits];
-#pragma unroll
-    for (int k = 0; k < kUnits; ++k) {
-        buf[k] = __ldg(q + k);
-    }
-    V v;
-    memcpy(&v, buf, sizeof(V));
-    return v;
+MEMPLACE_DEV V ldgValue(const V* base, long long i) {
+    const V* __restrict__ q = base;
+    return q[i];
 }
 
 } // namespace detail
@@ -388,7 +375,7 @@ struct ReadOnlyAccessor {
 
     template <int S>
     MEMPLACE_DEV value_type operator[](SiteIndex<S> s) const {
-        return detail::ldgValue(p + s.i);
+        return detail::ldgValue(p, s.i);
     }
 };
 
@@ -622,7 +609,7 @@ struct DynamicAccessor {
     MEMPLACE_DEV value_type read(long long i) const {
         switch (place) {
         case Place::ReadOnly:
-            return detail::ldgValue(p + i);
+            return detail::ldgValue(p, i);
         case Place::Texture:
             if constexpr (kTextureFeasible<value_type>) {
                 return width.d != 0 ? detail::texFetch2D<value_type>(tex, width, i)
