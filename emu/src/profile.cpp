@@ -140,6 +140,10 @@ namespace detail {
 
 void recordProfileStats(const ProfileStats& stats) {
     static const bool registered = [] {
+        // Construct what writeReport reads first: statics are destroyed in reverse order of
+        // construction, interleaved with atexit handlers.
+        (void)options();
+        (void)history();
         std::atexit(writeReport);
         return true;
     }();
@@ -194,36 +198,33 @@ bool RunningMeans::stable(double tol) const {
 // ---- warp records from lanes --------------------------------------------------------------------
 
 WarpRecords zipLanes(const std::vector<LaneSequence>& lanes) {
-    struct Group {
-        std::size_t firstPos = ~std::size_t{0};
-        WarpRecord rec;
-    };
-    // (key, occurrence) -> group
-    std::map<std::pair<unsigned long long, std::size_t>, Group> groups;
-    for (std::size_t l = 0; l < lanes.size() && l < 32; ++l) {
-        std::map<unsigned long long, std::size_t> seen;
-        for (std::size_t p = 0; p < lanes[l].size(); ++p) {
-            const LaneAccess& a = lanes[l][p];
-            const std::size_t n = seen[a.key]++;
-            Group& g = groups[{a.key, n}];
-            g.firstPos = std::min(g.firstPos, p);
-            g.rec.key = a.key;
-            g.rec.mask |= 1u << l;
-            g.rec.values[l] = a.value;
-        }
-    }
-    std::vector<std::tuple<std::size_t, std::size_t, unsigned long long, const WarpRecord*>> order;
-    order.reserve(groups.size());
-    for (const auto& [k, g] : groups)
-        order.emplace_back(g.firstPos, k.second, k.first, &g.rec);
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-        return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
-               std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
-    });
+    // Replays the warp rendezvous: every lane waits at its next access; the group of the
+    // smallest order (ties: the lowest lane's key) is released together, and so on.
+    const std::size_t n = std::min<std::size_t>(lanes.size(), 32);
+    std::vector<std::size_t> cursor(n, 0);
     WarpRecords out;
-    out.reserve(order.size());
-    for (const auto& o : order)
-        out.push_back(*std::get<3>(o));
+    for (;;) {
+        int best = -1;
+        for (std::size_t l = 0; l < n; ++l) {
+            if (cursor[l] < lanes[l].size() &&
+                (best < 0 || lanes[l][cursor[l]].order < lanes[best][cursor[best]].order))
+                best = static_cast<int>(l);
+        }
+        if (best < 0)
+            break;
+        const LaneAccess& b = lanes[best][cursor[best]];
+        WarpRecord r;
+        r.key = b.key;
+        r.order = b.order;
+        for (std::size_t l = 0; l < n; ++l) {
+            if (cursor[l] < lanes[l].size() && lanes[l][cursor[l]].key == b.key) {
+                r.mask |= 1u << l;
+                r.values[l] = lanes[l][cursor[l]].value;
+                ++cursor[l];
+            }
+        }
+        out.push_back(r);
+    }
     return out;
 }
 
@@ -280,6 +281,7 @@ WarpRecords extrapolateWarp(const WarpRecords& a, const WarpRecords& b, const Wa
     for (std::size_t j = 0; j < c.size(); ++j) {
         WarpRecord r;
         r.key = c[j].key;
+        r.order = c[j].order;
         r.mask = c[j].mask & exists;
         r.extrapolated = true;
         if (r.mask == 0)
@@ -299,7 +301,7 @@ std::vector<LaneAccess> laneAccesses(const WarpRecords& records) {
     for (const WarpRecord& r : records) {
         for (uint32_t m = r.mask; m != 0; m &= m - 1) {
             const unsigned l = static_cast<unsigned>(std::countr_zero(m));
-            out.push_back({r.key, r.values[l]});
+            out.push_back({r.key, r.values[l], r.order});
         }
     }
     return out;

@@ -17,6 +17,7 @@ namespace memplace::emu::detail {
 struct LaneAccess {
     unsigned long long key = 0;
     long long value = 0;
+    unsigned long long order = 0; ///< the rendezvous order (the tracing accessor's site order)
     bool operator==(const LaneAccess&) const = default;
 };
 using LaneSequence = std::vector<LaneAccess>;
@@ -24,6 +25,7 @@ using LaneSequence = std::vector<LaneAccess>;
 /// A warp record before it gets its block and warp.
 struct WarpRecord {
     unsigned long long key = 0;
+    unsigned long long order = 0;
     uint32_t mask = 0;
     std::array<long long, 32> values{};
     bool extrapolated = false;
@@ -53,10 +55,11 @@ private:
     unsigned units_ = 0;
 };
 
-/// The warp's records from its lanes' own sequences (each lane run alone): the n-th access of a
-/// lane with key k joins the record (k, n) with every other lane's n-th access with key k;
-/// records are ordered by the earliest position any lane had them at (then by key). For lanes
-/// that execute the same sequence of sites this is the warp's record list exactly.
+/// The warp's records from its lanes' own sequences (each lane run alone), as the warp rendezvous
+/// would have grouped them: every lane waits at its next access, the accesses with the smallest
+/// order (then the lowest lane's key) form the next record. For lanes that run the same
+/// sequence of sites this is the warp's record list exactly; lanes that leave a loop early wait
+/// after it for the others, as on the GPU.
 WarpRecords zipLanes(const std::vector<LaneSequence>& lanes);
 
 /// The key sequence of a lane, and the (key, mask) sequence of a warp: units with equal shapes

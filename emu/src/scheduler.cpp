@@ -221,9 +221,11 @@ struct ProfileCollector {
         counts.clear();
     }
     /// Returns the lanes to stop.
-    unsigned group(unsigned warp, unsigned long long key, unsigned mask, const long long* values) {
+    unsigned group(unsigned warp, unsigned long long key, unsigned long long order, unsigned mask,
+                   const long long* values) {
         WarpRecord r;
         r.key = key;
+        r.order = order;
         r.mask = mask;
         unsigned stop = 0;
         for (unsigned m = mask; m != 0; m &= m - 1) {
@@ -728,7 +730,7 @@ bool BlockRunner::releaseRendezvous(Warp& w) {
     g.sequence = w.sequence++;
     g.values = w.values.data();
     const unsigned stop =
-        t_collector != nullptr ? t_collector->group(g.warp, key, group, w.values.data()) : 0u;
+        t_collector != nullptr ? t_collector->group(g.warp, key, best->order, group, w.values.data()) : 0u;
     for (unsigned m = group; m != 0; m &= m - 1) {
         const unsigned i = static_cast<unsigned>(std::countr_zero(m));
         Lane& l = lane(w, i);
@@ -1122,7 +1124,7 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
                     if (!ok)
                         break;
                     for (const WarpRecord& r : col.perWarp[w])
-                        lanes[l].push_back({r.key, r.values[l]});
+                        lanes[l].push_back({r.key, r.values[l], r.order});
                     laneMeans.addUnit(lanes[l]);
                     last = l;
                     if (l + 1 >= opt.minUnits && laneMeans.stable(opt.tolerance) &&
