@@ -1035,6 +1035,22 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
     st.threadsTotal = st.blocks * n;
     st.warpsTotal = st.blocks * nWarps;
 
+    // Extrapolation is affine in the lane id and in the global warp index: exact for indices
+    // affine in threadIdx.x and blockIdx.x. A warp whose lanes span rows of the block
+    // (blockDim.x not a multiple of 32) is run whole; warps of a 2-D or 3-D block are all run
+    // (no warp is extrapolated); in a 2-D or 3-D grid the warp level starts over in every block.
+    const bool lanes1D = req.block.x % 32 == 0;
+    const bool block1D = req.block.y == 1 && req.block.z == 1;
+    const bool grid1D = req.grid.y == 1 && req.grid.z == 1;
+    if (!lanes1D) {
+        st.laneLevel = false;
+        st.laneLevelOff = "blockDim.x is not a multiple of 32: a warp's lanes span rows";
+    }
+    if (!block1D)
+        st.notes = "2-D/3-D block: every warp of the sampled blocks is run";
+    else if (!grid1D)
+        st.notes = "2-D/3-D grid: the warp level starts over in every sampled block";
+
     const MemorySnapshot snapshot;
     BlockRunner& runner = runnerForThisThread();
     ProfileCollector col;
@@ -1089,6 +1105,11 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
         if (faulted)
             break;
         result[b].assign(nWarps, {});
+        if (warpStopped && !grid1D) {
+            warpStopped = false; // extrapolate within a block only
+            profiled.clear();
+            warpMeans = RunningMeans{};
+        }
         if (warpStopped) {
             for (unsigned w = 0; w < nWarps; ++w)
                 extrapolateWarpAt(b, w);
@@ -1169,7 +1190,7 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
             profiled.emplace_back(static_cast<long long>(b) * nWarps + w, recs);
             result[b][w] = std::move(recs);
             const std::size_t p = profiled.size();
-            if (p >= opt.minUnits && warpMeans.stable(opt.tolerance) &&
+            if (block1D && p >= opt.minUnits && warpMeans.stable(opt.tolerance) &&
                 sameShape(profiled[p - 3].second, profiled[p - 2].second) &&
                 sameShape(profiled[p - 2].second, profiled[p - 1].second)) {
                 warpStopped = true;

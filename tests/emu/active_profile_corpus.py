@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CORPUS = os.path.join(ROOT, "tests", "frontend", "kernels")
 # Programs whose every traced kernel has affine indices and no inter-thread communication: the
 # extrapolated profile must equal the full trace.
-EXACT = ["vector_1d", "grid_stride", "restrict_const"]
+EXACT = ["vector_1d", "grid_stride", "old_style", "multi_kernel"]
 
 LIBS = ["memplace_placer_emu", "memplace_runtime_emu", "memplace_search", "memplace_model",
         "memplace_trace", "memplace_runtime_core", "memplace_spec", "memplace_common"]

@@ -3,7 +3,8 @@
 # trace_dump.cpp (issue 6 item 2). Runs inside the bundle that `record_traces.py bundle` makes
 # (rewritten sources: no clang needed here): compiles every program with nvcc -arch=sm_90 with
 # the runtime and trace_dump.cpp, runs it with MEMPLACE_TRACE_DUMP, and writes
-#   $OUT/gpu_traces/<prog>.trace   the canonical traces (commit them under tests/trace/gpu_traces/)
+#   $OUT/gpu_traces/<prog>.trace.xz  the canonical traces, compressed (commit them under
+#                                    tests/trace/gpu_traces/)
 #   $OUT/gpu_traces/<prog>.stdout  the program's output
 #   $OUT/gpu_traces/device.txt     the GPU, driver, nvcc, date
 #   $OUT/gpu_traces/build.log      compiler output
@@ -65,4 +66,7 @@ for src in "$here"/programs/*.cu; do
   echo "$p: exit $rc, $n records, $(tail -1 "$out/$p.stdout")"
   [[ $rc -eq 0 ]] || status=1
 done
+# Compressed for committing (compare_traces.py reads .trace.xz and .trace.gz).
+if command -v xz >/dev/null; then xz -9 -f "$out"/*.trace; else gzip -9 -f "$out"/*.trace; fi
+ls -la "$out"
 exit $status

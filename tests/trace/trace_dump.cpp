@@ -17,7 +17,9 @@
 // keys keep the order the warp produced them in (its program order). `# seq N` is the record's
 // position in its warp's own order, for information (compare_traces.py reports it, the
 // comparison ignores it). Environment: MEMPLACE_TRACE_DUMP (the file; nothing is installed
-// without it), MEMPLACE_TRACE_DUMP_RECORDS (buffer capacity in records, default 2^20).
+// without it), MEMPLACE_TRACE_DUMP_RECORDS (buffer capacity in records, default 2^20),
+// MEMPLACE_TRACE_DUMP_BLOCKS (N: the first N blocks and the last block of every launch are
+// traced, default 4, so that the recordings stay small; 0: every block).
 #include "memplace/host.h"
 
 #include <algorithm>
@@ -32,7 +34,8 @@ namespace {
 
 class DumpPolicy : public memplace::PlacementPolicy {
 public:
-    DumpPolicy(std::string path, std::size_t capacity) : path_(std::move(path)), cap_(capacity) {
+    DumpPolicy(std::string path, std::size_t capacity, uint32_t blocks)
+        : path_(std::move(path)), cap_(capacity), blocks_(blocks) {
         std::FILE* f = std::fopen(path_.c_str(), "w");
         if (f == nullptr) {
             std::fprintf(stderr, "trace_dump: cannot write %s\n", path_.c_str());
@@ -42,11 +45,18 @@ public:
         std::fclose(f);
     }
 
-    memplace::Decision decide(const memplace::LaunchInfo&) override {
+    memplace::Decision decide(const memplace::LaunchInfo& info) override {
         memplace::Decision d;
         d.kind = memplace::Decision::Kind::Trace;
         d.trace.maxRecords = cap_;
         d.trace.sampleEvery = 1;
+        const unsigned long long n = 1ULL * info.grid.x * info.grid.y * info.grid.z;
+        if (blocks_ != 0 && n > blocks_ + 1ULL) {
+            for (uint32_t b = 0; b < blocks_; ++b) {
+                d.trace.blocks.push_back(b);
+            }
+            d.trace.blocks.push_back(static_cast<uint32_t>(n - 1));
+        }
         return d;
     }
 
@@ -57,10 +67,19 @@ public:
             std::fprintf(stderr, "trace_dump: cannot append to %s\n", path_.c_str());
             std::exit(3);
         }
-        std::fprintf(f, "launch %d kernel %s grid %u %u %u block %u %u %u produced %llu overflow %d\n",
+        std::string sampled = "all";
+        if (!tr.sampledBlocks.empty()) {
+            sampled.clear();
+            for (uint32_t b : tr.sampledBlocks) {
+                sampled += (sampled.empty() ? "" : ",") + std::to_string(b);
+            }
+        }
+        std::fprintf(f,
+                     "launch %d kernel %s grid %u %u %u block %u %u %u blocks %s produced %llu "
+                     "overflow %d\n",
                      launches_, tr.kernel.c_str(), tr.grid.x, tr.grid.y, tr.grid.z, tr.block.x,
-                     tr.block.y, tr.block.z, static_cast<unsigned long long>(tr.produced),
-                     tr.overflow ? 1 : 0);
+                     tr.block.y, tr.block.z, sampled.c_str(),
+                     static_cast<unsigned long long>(tr.produced), tr.overflow ? 1 : 0);
         for (std::size_t i = 0; i < info.arrays.size(); ++i) {
             std::fprintf(f, "array %zu %s elem=%zu\n", i, info.arrays[i].name.c_str(),
                          info.arrays[i].elemSize);
@@ -123,6 +142,7 @@ public:
 private:
     std::string path_;
     std::size_t cap_;
+    uint32_t blocks_;
     int launches_ = 0;
 };
 
@@ -136,7 +156,11 @@ struct Install {
         if (const char* c = std::getenv("MEMPLACE_TRACE_DUMP_RECORDS"); c != nullptr && *c) {
             cap = std::strtoull(c, nullptr, 10);
         }
-        memplace::setPlacementPolicy(std::make_shared<DumpPolicy>(path, cap));
+        uint32_t blocks = 4;
+        if (const char* c = std::getenv("MEMPLACE_TRACE_DUMP_BLOCKS"); c != nullptr && *c) {
+            blocks = static_cast<uint32_t>(std::strtoul(c, nullptr, 10));
+        }
+        memplace::setPlacementPolicy(std::make_shared<DumpPolicy>(path, cap, blocks));
     }
 };
 const Install kInstall;

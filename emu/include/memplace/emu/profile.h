@@ -64,6 +64,7 @@ struct ProfileStats {
     std::string warpLevelOff;          ///< why warp level was switched off (empty: it was not)
     std::string laneLevelOff;
     bool warpLevelStopped = false; ///< the stopping rule ended the warp level (else: ran out)
+    std::string notes;             ///< limits of extrapolation for this launch's shape
     double profileSeconds = 0;     ///< the profile: snapshot, partial runs, restore, extrapolation
 
     std::string toJson() const;
