@@ -60,7 +60,10 @@ __global__ void traced(const float* in, float* out, int accesses) {
 /// What the runtime's tracing accessor does under emulation (accessors.cuh): rendezvous, and the
 /// leader appends a record (counted here; the runtime writes 280 bytes).
 std::atomic<unsigned long long> g_records{0};
+unsigned g_sampled = 0; ///< blocks 0 .. g_sampled-1 are traced (the runtime's sample bitmap)
 __device__ void access(unsigned site, unsigned array, unsigned flags, long long offset) {
+    if (blockIdx.x + gridDim.x * blockIdx.y >= g_sampled)
+        return;
     const memplace::emu::TraceState st = memplace::emu::traceState();
     if (st == memplace::emu::TraceState::Off)
         return;
@@ -197,6 +200,7 @@ void tracedLaunch(benchmark::State& state, unsigned sampled, unsigned loops, F&&
     o.reportPath.clear();
     memplace::emu::setProfileOptions(o);
     std::vector<uint32_t> blocks;
+    g_sampled = sampled;
     for (uint32_t b = 0; b < sampled; ++b)
         blocks.push_back(b);
     double threadsRun = 0, threadsTotal = 0, profiled = 0, total = 0, seconds = 0;

@@ -126,7 +126,8 @@ def main():
             if p["threads_run"] > p["threads_total"] * 1 and p["warp_level"] and p["lane_level"]:
                 problems.append("%s: ran %d threads of %d with both levels on" % (
                     p["kernel"], p["threads_run"], p["threads_total"]))
-        if prog in EXACT:
+        truncating = os.environ.get("MEMPLACE_PROFILE_LOOPS", "0") not in ("", "0")
+        if prog in EXACT and not truncating:
             if trf != tra or not trf:
                 problems.append("the active traces differ from the full traces (%d vs %d files)" % (len(trf), len(tra)))
         kf = {key(k): k for k in repf.get("kernels", [])}
