@@ -7,12 +7,11 @@
 #include "memplace/emu/cuda_emu.h"
 #include "memplace/emu/profile.h"
 
-#include <atomic>
-#include <vector>
-
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <ctime>
+#include <vector>
 
 namespace {
 
@@ -67,9 +66,9 @@ __device__ void access(unsigned site, unsigned array, unsigned flags, long long 
     const memplace::emu::TraceState st = memplace::emu::traceState();
     if (st == memplace::emu::TraceState::Off)
         return;
-    const memplace::emu::WarpGroup g = memplace::emu::warpRendezvous(
-        memplace::emu::rendezvousKey(site, (array << 8) | flags),
-        (static_cast<unsigned long long>(site) << 3) | flags, offset);
+    const memplace::emu::WarpGroup g =
+        memplace::emu::warpRendezvous(memplace::emu::rendezvousKey(site, (array << 8) | flags),
+                                      (static_cast<unsigned long long>(site) << 3) | flags, offset);
     if (st == memplace::emu::TraceState::Record && g.isLeader)
         g_records.fetch_add(1, std::memory_order_relaxed);
 }
@@ -194,8 +193,8 @@ void tracedLaunch(benchmark::State& state, unsigned sampled, unsigned loops, F&&
     memplace::emu::setWorkerThreads(1);
     memplace::emu::ProfileOptions o = memplace::emu::profileOptions();
     const memplace::emu::ProfileOptions saved = o;
-    o.mode = state.range(0) == 0 ? memplace::emu::ProfileMode::Full
-                                 : memplace::emu::ProfileMode::Active;
+    o.mode =
+        state.range(0) == 0 ? memplace::emu::ProfileMode::Full : memplace::emu::ProfileMode::Active;
     o.loopIterations = loops;
     o.reportPath.clear();
     memplace::emu::setProfileOptions(o);
@@ -245,9 +244,8 @@ void BM_Profile_Lookup(benchmark::State& state) {
         keys[i] = static_cast<int>(x >> 8);
     }
     Buffers b(n);
-    tracedLaunch(state, 64, 0, [&] {
-        MEMPLACE_LAUNCH(tracedLookup, n / 256, 256, 0, 0, keys, b.x, b.y, 4096);
-    });
+    tracedLaunch(state, 64, 0,
+                 [&] { MEMPLACE_LAUNCH(tracedLookup, n / 256, 256, 0, 0, keys, b.x, b.y, 4096); });
     cudaFree(keys);
 }
 
@@ -256,23 +254,42 @@ void BM_Profile_RowSum(benchmark::State& state) {
     float* m = nullptr;
     cudaMalloc(&m, sizeof(float) * rows * cols);
     Buffers b(rows);
-    tracedLaunch(state, 32, static_cast<unsigned>(state.range(1)), [&] {
-        MEMPLACE_LAUNCH(tracedRowSum, rows / 128, 128, 0, 0, m, b.y, cols);
-    });
+    tracedLaunch(state, 32, static_cast<unsigned>(state.range(1)),
+                 [&] { MEMPLACE_LAUNCH(tracedRowSum, rows / 128, 128, 0, 0, m, b.y, cols); });
     cudaFree(m);
 }
 
 void BM_Profile_Barriers(benchmark::State& state) {
     const int n = 1 << 16;
     Buffers b(n);
-    tracedLaunch(state, 64, 0,
-                 [&] { MEMPLACE_LAUNCH(tracedTile, n / 256, 256, 0, 0, b.x, b.y); });
+    tracedLaunch(state, 64, 0, [&] { MEMPLACE_LAUNCH(tracedTile, n / 256, 256, 0, 0, b.x, b.y); });
 }
 
-BENCHMARK(BM_Profile_Streaming)->ArgName("active")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Profile_Lookup)->ArgName("active")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Profile_RowSum)->ArgNames({"active", "loops"})->Args({0, 0})->Args({1, 0})->Args({1, 4})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Profile_Barriers)->ArgName("active")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Profile_Streaming)
+    ->ArgName("active")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Profile_Lookup)
+    ->ArgName("active")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Profile_RowSum)
+    ->ArgNames({"active", "loops"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({1, 4})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Profile_Barriers)
+    ->ArgName("active")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_Streaming)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Barriers)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

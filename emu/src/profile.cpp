@@ -131,8 +131,8 @@ std::string ProfileStats::toJson() const {
       << ",\"warp_level\":" << (warpLevel ? "true" : "false")
       << ",\"lane_level\":" << (laneLevel ? "true" : "false") << ",\"warp_level_off\":\""
       << escape(warpLevelOff) << "\",\"lane_level_off\":\"" << escape(laneLevelOff) << "\""
-      << ",\"warp_level_stopped\":" << (warpLevelStopped ? "true" : "false")
-      << ",\"notes\":\"" << escape(notes) << "\""
+      << ",\"warp_level_stopped\":" << (warpLevelStopped ? "true" : "false") << ",\"notes\":\""
+      << escape(notes) << "\""
       << ",\"profile_seconds\":" << profileSeconds << "}";
     return o.str();
 }

@@ -17,11 +17,11 @@
 #include <cstdlib>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <map>
 #include <sstream>
 #include <sys/mman.h>
 #include <thread>
@@ -729,8 +729,9 @@ bool BlockRunner::releaseRendezvous(Warp& w) {
     g.warp = static_cast<unsigned>(&w - warps_.data());
     g.sequence = w.sequence++;
     g.values = w.values.data();
-    const unsigned stop =
-        t_collector != nullptr ? t_collector->group(g.warp, key, best->order, group, w.values.data()) : 0u;
+    const unsigned stop = t_collector != nullptr
+                              ? t_collector->group(g.warp, key, best->order, group, w.values.data())
+                              : 0u;
     for (unsigned m = group; m != 0; m &= m - 1) {
         const unsigned i = static_cast<unsigned>(std::countr_zero(m));
         Lane& l = lane(w, i);
@@ -965,7 +966,6 @@ cudaError_t launchError(const LaunchRequest& r, cudaError_t e, const std::string
     return fail(e);
 }
 
-
 // ---- active profiling ---------------------------------------------------------------------------
 
 thread_local std::optional<std::vector<uint32_t>> t_profileRequest;
@@ -1083,7 +1083,7 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
         return !state.dependence && !faulted;
     };
 
-    std::map<uint32_t, std::vector<WarpRecords>> result; // block -> warps
+    std::map<uint32_t, std::vector<WarpRecords>> result;     // block -> warps
     std::vector<std::pair<long long, WarpRecords>> profiled; // global warp index, records
     RunningMeans warpMeans;
     bool warpStopped = false;
@@ -1095,8 +1095,8 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
         const auto& bb = profiled[profiled.size() - 2];
         const auto& c = profiled[profiled.size() - 1];
         const long long x = static_cast<long long>(b) * nWarps + w;
-        result[b][w] = extrapolateWarp(a.second, bb.second, c.second, a.first, bb.first, c.first,
-                                       x, existsMask(w));
+        result[b][w] = extrapolateWarp(a.second, bb.second, c.second, a.first, bb.first, c.first, x,
+                                       existsMask(w));
         extrapolatedWarps.insert({b, w});
         ++st.warpsExtrapolated;
     };
@@ -1140,8 +1140,8 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
                         continue;
                     }
                     const unsigned tid = w * 32 + l;
-                    ok = runUnit(b, [tid](unsigned t) { return t == tid; }, 2, 1,
-                                 opt.loopIterations);
+                    ok = runUnit(
+                        b, [tid](unsigned t) { return t == tid; }, 2, 1, opt.loopIterations);
                     if (!ok)
                         break;
                     for (const WarpRecord& r : col.perWarp[w])
@@ -1163,15 +1163,15 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
                     done = true;
                 } else {
                     st.laneLevel = false;
-                    st.laneLevelOff = std::string("lane ") + std::to_string(w * 32) + "+ of block " +
-                                      std::to_string(b) + " reached " +
+                    st.laneLevelOff = std::string("lane ") + std::to_string(w * 32) +
+                                      "+ of block " + std::to_string(b) + " reached " +
                                       dependenceName(state.dependenceKind);
                     snapshot.restore();
                 }
             }
             if (!done) {
-                const bool ok = runUnit(b, [w](unsigned t) { return t / 32 == w; }, 1, count,
-                                        opt.loopIterations);
+                const bool ok = runUnit(
+                    b, [w](unsigned t) { return t / 32 == w; }, 1, count, opt.loopIterations);
                 if (faulted)
                     break;
                 if (!ok) {

@@ -140,7 +140,8 @@ bool timingOn() {
     int e = t.enabled.load();
     if (e < 0) {
         std::vector<std::string> warnings;
-        const int v = parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), warnings) ? 1 : 0;
+        const int v =
+            parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), warnings) ? 1 : 0;
         for (const std::string& w : warnings) {
             std::fprintf(stderr, "memplace: %s\n", w.c_str());
         }
@@ -1208,9 +1209,10 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                 const std::size_t kept = static_cast<std::size_t>(std::min<unsigned long long>(
                     h.count, static_cast<unsigned long long>(st.traceCapacity)));
                 tr.records.resize(kept);
-                if (kept > 0 && check(cudaMemcpy(tr.records.data(), plan.sink.records,
-                                                 kept * sizeof(TraceRecord), cudaMemcpyDeviceToHost),
-                                      "cudaMemcpy(trace records)", rep)) {
+                if (kept > 0 &&
+                    check(cudaMemcpy(tr.records.data(), plan.sink.records,
+                                     kept * sizeof(TraceRecord), cudaMemcpyDeviceToHost),
+                          "cudaMemcpy(trace records)", rep)) {
                     for (TraceRecord& rec : tr.records) {
                         for (unsigned l = 0; l < 32; ++l) {
                             if (((rec.activeMask >> l) & 1u) == 0) {
@@ -1227,8 +1229,9 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                     // Never silent: stderr (unless MEMPLACE_QUIET), the result and the report.
                     const std::string msg = std::string(kv.name) +
                                             ": trace buffer overflow: " + std::to_string(h.count) +
-                                            " records produced, " + std::to_string(st.traceCapacity) +
-                                            " kept, " + std::to_string(tr.dropped) + " dropped";
+                                            " records produced, " +
+                                            std::to_string(st.traceCapacity) + " kept, " +
+                                            std::to_string(tr.dropped) + " dropped";
                     rep.errors.push_back(msg);
                     if (!r.quiet) {
                         std::fprintf(stderr, "memplace: %s\n", msg.c_str());
@@ -1238,9 +1241,9 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                 rep.errors.emplace_back("trace not collected");
             }
         }
-        tr.collectMicros = std::chrono::duration<double, std::micro>(
-                               std::chrono::steady_clock::now() - tp0)
-                               .count();
+        tr.collectMicros =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tp0)
+                .count();
         if (st.policyTrace && r.policy) {
             r.policy->traced(st.info, std::move(tr));
         } else {
@@ -1403,9 +1406,8 @@ std::vector<KernelTiming> takeKernelTimings(bool wait) {
         }
         it = t.pending.erase(it);
     }
-    std::sort(out.begin(), out.end(), [](const KernelTiming& a, const KernelTiming& b) {
-        return a.launchId < b.launchId;
-    });
+    std::sort(out.begin(), out.end(),
+              [](const KernelTiming& a, const KernelTiming& b) { return a.launchId < b.launchId; });
     return out;
 }
 

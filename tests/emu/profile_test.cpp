@@ -125,18 +125,22 @@ struct Rec {
 std::mutex g_mutex;
 std::vector<Rec> g_full;
 
-/// What the runtime's tracing accessor does under emulation (runtime/include/memplace/accessors.cuh).
+/// What the runtime's tracing accessor does under emulation
+/// (runtime/include/memplace/accessors.cuh).
 __device__ void traced(unsigned site, unsigned array, unsigned flags, long long offset) {
     const TraceState st = memplace::emu::traceState();
     if (st == TraceState::Off)
         return;
-    const memplace::emu::WarpGroup g = memplace::emu::warpRendezvous(
-        memplace::emu::rendezvousKey(site, (array << 8) | flags),
-        (static_cast<unsigned long long>(site) << 3) | flags, offset);
+    const memplace::emu::WarpGroup g =
+        memplace::emu::warpRendezvous(memplace::emu::rendezvousKey(site, (array << 8) | flags),
+                                      (static_cast<unsigned long long>(site) << 3) | flags, offset);
     if (st == TraceState::Observe || !g.isLeader)
         return;
-    Rec r{blockIdx.x + gridDim.x * blockIdx.y, g.warp,
-          memplace::emu::rendezvousKey(site, (array << 8) | flags), g.mask, {}};
+    Rec r{blockIdx.x + gridDim.x * blockIdx.y,
+          g.warp,
+          memplace::emu::rendezvousKey(site, (array << 8) | flags),
+          g.mask,
+          {}};
     for (unsigned m = g.mask; m != 0; m &= m - 1)
         r.values.push_back(g.values[__ffs(static_cast<int>(m)) - 1]);
     std::lock_guard lock(g_mutex);

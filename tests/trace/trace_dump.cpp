@@ -122,9 +122,8 @@ public:
             default:
                 kind = "f" + std::to_string(r.flags);
             }
-            std::string line = kind + " " + std::to_string(r.block) + " " +
-                               std::to_string(r.warp) + " " + std::to_string(r.site) + " " +
-                               std::to_string(r.array);
+            std::string line = kind + " " + std::to_string(r.block) + " " + std::to_string(r.warp) +
+                               " " + std::to_string(r.site) + " " + std::to_string(r.array);
             char mask[16];
             std::snprintf(mask, sizeof mask, " 0x%08x", r.activeMask);
             line += mask;

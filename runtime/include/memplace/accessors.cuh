@@ -524,9 +524,9 @@ MEMPLACE_DEV void traceAccess(const TraceSink& sink, unsigned array, unsigned si
     if (state == emu::TraceState::Off) {
         return;
     }
-    const emu::WarpGroup g = emu::warpRendezvous(
-        emu::rendezvousKey(site, (array << 8) | flags),
-        (static_cast<unsigned long long>(site) << 3) | (flags & 7u), offset);
+    const emu::WarpGroup g =
+        emu::warpRendezvous(emu::rendezvousKey(site, (array << 8) | flags),
+                            (static_cast<unsigned long long>(site) << 3) | (flags & 7u), offset);
     if (state == emu::TraceState::Observe || !g.isLeader) {
         return;
     }
