@@ -971,14 +971,30 @@ cudaError_t launchError(const LaunchRequest& r, cudaError_t e, const std::string
 thread_local std::optional<std::vector<uint32_t>> t_profileRequest;
 thread_local std::optional<Profile> t_lastProfile;
 
-/// A copy of every allocation the emulator knows (device, managed, host, registered, symbols),
-/// so that the partial runs of an active profile leave no trace in memory.
+/// A copy of the memory the partial runs of an active profile can write, so that they leave no
+/// trace: every allocation a pointer among the launch's arguments points into (the closure's
+/// 8-byte words are scanned conservatively; accessors hold plain pointers), and every symbol
+/// (`__device__` and `__constant__` variables the program registered). Other allocations are
+/// left alone: other host threads may be writing them.
 class MemorySnapshot {
 public:
-    MemorySnapshot() {
+    explicit MemorySnapshot(const LaunchRequest& r) {
+        std::vector<std::uintptr_t> words;
+        const auto* bytes = static_cast<const unsigned char*>(r.closure);
+        for (std::size_t o = 0; o + sizeof(std::uintptr_t) <= r.closureBytes;
+             o += sizeof(std::uintptr_t)) {
+            std::uintptr_t w = 0;
+            std::memcpy(&w, bytes + o, sizeof w);
+            words.push_back(w);
+        }
         Device& d = device();
         std::lock_guard lock(d.mutex);
         for (const auto& [base, a] : d.allocations) {
+            bool used = a.kind == AllocKind::Symbol;
+            for (std::size_t i = 0; !used && i < words.size(); ++i)
+                used = words[i] >= a.base && words[i] < a.base + std::max<std::size_t>(a.size, 1);
+            if (!used)
+                continue;
             Saved s;
             s.base = reinterpret_cast<unsigned char*>(a.base);
             s.bytes.assign(s.base, s.base + a.size);
@@ -1051,7 +1067,7 @@ std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint3
     else if (!grid1D)
         st.notes = "2-D/3-D grid: the warp level starts over in every sampled block";
 
-    const MemorySnapshot snapshot;
+    const MemorySnapshot snapshot(req);
     BlockRunner& runner = runnerForThisThread();
     ProfileCollector col;
     t_collector = &col;

@@ -1191,10 +1191,23 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         // An active profile of this launch (MEMPLACE_PROFILE=active, memplace/emu/profile.h)
         // replaces the records: the kernel itself ran untraced.
         if (std::optional<emu::Profile> prof = emu::takeProfile()) {
+            // Bounded like the device buffer, so that the policy sees the same overflow.
             profiled = true;
             tr.records = profileRecords(*prof, st.info);
             tr.produced = tr.records.size();
-            tr.capacity = tr.records.size();
+            if (tr.records.size() > st.traceCapacity) {
+                tr.records.resize(st.traceCapacity);
+                tr.overflow = true;
+                tr.dropped = tr.produced - st.traceCapacity;
+                const std::string msg = std::string(kv.name) +
+                                        ": trace buffer overflow: " + std::to_string(tr.produced) +
+                                        " records produced, " + std::to_string(st.traceCapacity) +
+                                        " kept, " + std::to_string(tr.dropped) + " dropped";
+                rep.errors.push_back(msg);
+                if (!r.quiet) {
+                    std::fprintf(stderr, "memplace: %s\n", msg.c_str());
+                }
+            }
         }
 #endif
         if (!profiled) {
