@@ -2,6 +2,7 @@
 // collectives and warp rendezvous suspend the fiber until their partners arrive. Blocks run
 // one after another on the launching thread, or on a pool of OS threads. docs/emulation.md
 // explains the rules; the comments here say how they are implemented.
+#include "profile_impl.h"
 #include "state.h"
 
 #include <boost/context/fiber.hpp>
@@ -16,8 +17,11 @@
 #include <cstdlib>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <sys/mman.h>
 #include <thread>
@@ -149,6 +153,7 @@ struct Lane : LaneContext {
     unsigned long long order = 0;
     long long rendezvousValue = 0;
     WarpGroup group;
+    bool stopRequested = false; ///< active profiling's loop truncation: exit after the rendezvous
     // where it waits, for reports
     const char* waitName = nullptr;
     std::source_location location;
@@ -172,6 +177,11 @@ struct LaunchState {
     LaunchInfo info;
     std::size_t stackBytes = 0;
     std::function<bool(const uint3&)> filter;
+    /// Active profiling: only threads (linear id in the block) for which it is true run.
+    std::function<bool(unsigned)> threadFilter;
+    TraceState traceState = TraceState::Record;
+    bool dependence = false; ///< a partial run stopped at communication between threads
+    Dependence dependenceKind = Dependence::Barrier;
     std::atomic<unsigned long long> nextBlock{0};
     unsigned long long totalBlocks = 0;
     std::atomic<bool> aborted{false};
@@ -189,6 +199,49 @@ struct LaunchState {
         aborted = true;
     }
 };
+
+/// Thrown inside a lane of a partial run that communicates (active profiling).
+struct ProfileStop {
+    Dependence what;
+};
+/// Thrown inside a lane that loop truncation stops: the lane exits.
+struct ThreadStop {};
+
+/// Receives the warp groups of active profiling's partial runs (releaseRendezvous calls it).
+struct ProfileCollector {
+    std::vector<WarpRecords> perWarp; ///< the running block's records, per warp
+    unsigned loopLimit = 0;           ///< loop truncation (0: off)
+    std::map<std::pair<unsigned, unsigned long long>, unsigned> counts; ///< (thread, key)
+    uint64_t truncated = 0;
+    uint64_t laneAccesses = 0;
+
+    void reset(unsigned warps, unsigned limit) {
+        perWarp.assign(warps, {});
+        loopLimit = limit;
+        counts.clear();
+    }
+    /// Returns the lanes to stop.
+    unsigned group(unsigned warp, unsigned long long key, unsigned long long order, unsigned mask,
+                   const long long* values) {
+        WarpRecord r;
+        r.key = key;
+        r.order = order;
+        r.mask = mask;
+        unsigned stop = 0;
+        for (unsigned m = mask; m != 0; m &= m - 1) {
+            const unsigned l = static_cast<unsigned>(std::countr_zero(m));
+            r.values[l] = values[l];
+            ++laneAccesses;
+            if (loopLimit != 0 && ++counts[{warp * 32 + l, key}] >= loopLimit) {
+                stop |= 1u << l;
+                ++truncated;
+            }
+        }
+        perWarp[warp].push_back(r);
+        return stop;
+    }
+};
+thread_local ProfileCollector* t_collector = nullptr;
 
 /// Thrown inside a lane to stop the kernel; caught at the lane's entry.
 struct LaneFault {
@@ -242,6 +295,7 @@ public:
     void suspend(Lane& lane);
     [[noreturn]] void fault(cudaError_t e, const std::string& what);
     std::string where() const;
+    LaunchState* launch() const { return launch_; }
 
     unsigned barrierWaiting = 0;
 
@@ -338,6 +392,13 @@ ctx::fiber BlockRunner::laneMain(Lane& l, ctx::fiber&& scheduler) {
         launch_->request->invoke(launch_->request->closure);
     } catch (const ctx::detail::forced_unwind&) {
         throw;
+    } catch (const ThreadStop&) {
+        // loop truncation: the lane exits
+    } catch (const ProfileStop& p) {
+        faulted_ = true;
+        launch_->dependence = true;
+        launch_->dependenceKind = p.what;
+        launch_->aborted = true;
     } catch (const LaneFault& f) {
         faulted_ = true;
         launch_->recordFault(f.error,
@@ -399,6 +460,15 @@ bool BlockRunner::run(LaunchState& launch, const uint3& bid) {
         }
     }
     liveLanes_ = n;
+    if (launch.threadFilter) {
+        for (Lane& l : lanes_) {
+            if (!launch.threadFilter(l.linearTid)) {
+                l.status = Status::Exited;
+                warps_[l.warpId].live &= ~(1u << l.laneId);
+                --liveLanes_;
+            }
+        }
+    }
     barrierWaiting = 0;
     faulted_ = false;
     BlockRunner* previous = t_runner;
@@ -659,9 +729,13 @@ bool BlockRunner::releaseRendezvous(Warp& w) {
     g.warp = static_cast<unsigned>(&w - warps_.data());
     g.sequence = w.sequence++;
     g.values = w.values.data();
+    const unsigned stop = t_collector != nullptr
+                              ? t_collector->group(g.warp, key, best->order, group, w.values.data())
+                              : 0u;
     for (unsigned m = group; m != 0; m &= m - 1) {
         const unsigned i = static_cast<unsigned>(std::countr_zero(m));
         Lane& l = lane(w, i);
+        l.stopRequested = ((stop >> i) & 1u) != 0;
         l.group = g;
         l.group.isLeader = i == g.leader;
         l.status = Status::Ready;
@@ -892,6 +966,296 @@ cudaError_t launchError(const LaunchRequest& r, cudaError_t e, const std::string
     return fail(e);
 }
 
+// ---- active profiling ---------------------------------------------------------------------------
+
+thread_local std::optional<std::vector<uint32_t>> t_profileRequest;
+thread_local std::optional<Profile> t_lastProfile;
+
+/// A copy of the memory the partial runs of an active profile can write, so that they leave no
+/// trace: every allocation a pointer among the launch's arguments points into (the closure's
+/// 8-byte words are scanned conservatively; accessors hold plain pointers), and every symbol
+/// (`__device__` and `__constant__` variables the program registered). Other allocations are
+/// left alone: other host threads may be writing them.
+class MemorySnapshot {
+public:
+    explicit MemorySnapshot(const LaunchRequest& r) {
+        std::vector<std::uintptr_t> words;
+        const auto* bytes = static_cast<const unsigned char*>(r.closure);
+        for (std::size_t o = 0; o + sizeof(std::uintptr_t) <= r.closureBytes;
+             o += sizeof(std::uintptr_t)) {
+            std::uintptr_t w = 0;
+            std::memcpy(&w, bytes + o, sizeof w);
+            words.push_back(w);
+        }
+        Device& d = device();
+        std::lock_guard lock(d.mutex);
+        for (const auto& [base, a] : d.allocations) {
+            bool used = a.kind == AllocKind::Symbol;
+            for (std::size_t i = 0; !used && i < words.size(); ++i)
+                used = words[i] >= a.base && words[i] < a.base + std::max<std::size_t>(a.size, 1);
+            if (!used)
+                continue;
+            Saved s;
+            s.base = reinterpret_cast<unsigned char*>(a.base);
+            s.bytes.assign(s.base, s.base + a.size);
+            saved_.push_back(std::move(s));
+        }
+    }
+    void restore() const {
+        for (const Saved& s : saved_)
+            std::memcpy(s.base, s.bytes.data(), s.bytes.size());
+    }
+
+private:
+    struct Saved {
+        unsigned char* base = nullptr;
+        std::vector<unsigned char> bytes;
+    };
+    std::vector<Saved> saved_;
+};
+
+const char* dependenceName(Dependence d) {
+    switch (d) {
+    case Dependence::Barrier:
+        return "a block barrier (__syncthreads)";
+    case Dependence::Atomic:
+        return "an atomic";
+    case Dependence::Fence:
+        return "a memory fence";
+    case Dependence::Collective:
+        return "a warp collective (shuffle, vote, __syncwarp, __activemask)";
+    }
+    return "communication";
+}
+
+/// Profiles the traced launch `state` actively (docs/emulation.md, "Active profiling"): the
+/// sampled blocks' warps one after another, each warp's lanes one after another, until the
+/// running means settle; the rest is extrapolated. Memory is as before when it returns.
+/// nullopt: a partial run faulted (the launch then runs traced in full and reports the fault).
+std::optional<Profile> activeProfile(LaunchState& state, const std::vector<uint32_t>& sampled) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const ProfileOptions opt = profileOptions();
+    const LaunchRequest& req = *state.request;
+    const unsigned n = req.block.x * req.block.y * req.block.z;
+    const unsigned nWarps = (n + 31) / 32;
+    std::vector<uint32_t> blocks = sampled;
+    if (blocks.empty()) {
+        for (unsigned long long b = 0; b < state.totalBlocks; ++b)
+            blocks.push_back(static_cast<uint32_t>(b));
+    }
+    Profile prof;
+    ProfileStats& st = prof.stats;
+    st.launchId = state.info.id;
+    st.kernel = state.info.kernel;
+    st.blocks = blocks.size();
+    st.threadsTotal = st.blocks * n;
+    st.warpsTotal = st.blocks * nWarps;
+
+    // Extrapolation is affine in the lane id and in the global warp index: exact for indices
+    // affine in threadIdx.x and blockIdx.x. A warp whose lanes span rows of the block
+    // (blockDim.x not a multiple of 32) is run whole; warps of a 2-D or 3-D block are all run
+    // (no warp is extrapolated); in a 2-D or 3-D grid the warp level starts over in every block.
+    const bool lanes1D = req.block.x % 32 == 0;
+    const bool block1D = req.block.y == 1 && req.block.z == 1;
+    const bool grid1D = req.grid.y == 1 && req.grid.z == 1;
+    if (!lanes1D) {
+        st.laneLevel = false;
+        st.laneLevelOff = "blockDim.x is not a multiple of 32: a warp's lanes span rows";
+    }
+    if (!block1D)
+        st.notes = "2-D/3-D block: every warp of the sampled blocks is run";
+    else if (!grid1D)
+        st.notes = "2-D/3-D grid: the warp level starts over in every sampled block";
+
+    const MemorySnapshot snapshot(req);
+    BlockRunner& runner = runnerForThisThread();
+    ProfileCollector col;
+    t_collector = &col;
+    state.traceState = TraceState::Observe;
+    bool faulted = false;
+
+    auto laneCount = [&](unsigned w) { return std::min(32u, n - w * 32); };
+    auto existsMask = [&](unsigned w) {
+        const unsigned c = laneCount(w);
+        return c == 32 ? ~0u : (1u << c) - 1;
+    };
+    // One partial run of block b: true when it completed without communicating.
+    auto runUnit = [&](uint32_t b, std::function<bool(unsigned)> filter, int strict,
+                       unsigned threads, unsigned loopLimit) {
+        col.reset(nWarps, loopLimit);
+        state.threadFilter = std::move(filter);
+        state.aborted = false;
+        state.dependence = false;
+        const uint3 bid{static_cast<unsigned>(b % req.grid.x),
+                        static_cast<unsigned>((b / req.grid.x) % req.grid.y),
+                        static_cast<unsigned>(b / (1ULL * req.grid.x * req.grid.y))};
+        t_profileStrict = strict;
+        runner.run(state, bid);
+        t_profileStrict = 0;
+        ++st.runs;
+        st.threadsRun += threads;
+        if (state.error != cudaSuccess)
+            faulted = true;
+        return !state.dependence && !faulted;
+    };
+
+    std::map<uint32_t, std::vector<WarpRecords>> result;     // block -> warps
+    std::vector<std::pair<long long, WarpRecords>> profiled; // global warp index, records
+    RunningMeans warpMeans;
+    bool warpStopped = false;
+    std::set<std::pair<uint32_t, unsigned>> extrapolatedWarps;
+    std::map<std::pair<uint32_t, unsigned>, uint32_t> extrapolatedLanes;
+
+    auto extrapolateWarpAt = [&](uint32_t b, unsigned w) {
+        const auto& a = profiled[profiled.size() - 3];
+        const auto& bb = profiled[profiled.size() - 2];
+        const auto& c = profiled[profiled.size() - 1];
+        const long long x = static_cast<long long>(b) * nWarps + w;
+        result[b][w] = extrapolateWarp(a.second, bb.second, c.second, a.first, bb.first, c.first, x,
+                                       existsMask(w));
+        extrapolatedWarps.insert({b, w});
+        ++st.warpsExtrapolated;
+    };
+
+    for (uint32_t b : blocks) {
+        if (faulted)
+            break;
+        result[b].assign(nWarps, {});
+        if (warpStopped && !grid1D) {
+            warpStopped = false; // extrapolate within a block only
+            profiled.clear();
+            warpMeans = RunningMeans{};
+        }
+        if (warpStopped) {
+            for (unsigned w = 0; w < nWarps; ++w)
+                extrapolateWarpAt(b, w);
+            continue;
+        }
+        bool wholeBlock = !st.warpLevel;
+        for (unsigned w = 0; w < nWarps && !wholeBlock && !faulted; ++w) {
+            if (warpStopped) {
+                extrapolateWarpAt(b, w);
+                continue;
+            }
+            const unsigned count = laneCount(w);
+            WarpRecords recs;
+            bool done = false;
+            if (st.laneLevel) {
+                std::vector<LaneSequence> lanes(count);
+                RunningMeans laneMeans;
+                bool laneStopped = false;
+                uint32_t extra = 0;
+                bool ok = true;
+                unsigned last = 0;
+                for (unsigned l = 0; l < count; ++l) {
+                    if (laneStopped) {
+                        lanes[l] = extrapolateLane(lanes[last - 2], lanes[last - 1], lanes[last], l,
+                                                   last - 2, last - 1, last);
+                        extra |= 1u << l;
+                        ++st.lanesExtrapolated;
+                        continue;
+                    }
+                    const unsigned tid = w * 32 + l;
+                    ok = runUnit(
+                        b, [tid](unsigned t) { return t == tid; }, 2, 1, opt.loopIterations);
+                    if (!ok)
+                        break;
+                    for (const WarpRecord& r : col.perWarp[w])
+                        lanes[l].push_back({r.key, r.values[l], r.order});
+                    laneMeans.addUnit(lanes[l]);
+                    last = l;
+                    if (l + 1 >= opt.minUnits && laneMeans.stable(opt.tolerance) &&
+                        sameShape(lanes[l - 2], lanes[l - 1]) && sameShape(lanes[l - 1], lanes[l]))
+                        laneStopped = true;
+                }
+                if (faulted)
+                    break;
+                if (ok) {
+                    recs = zipLanes(lanes);
+                    for (WarpRecord& r : recs)
+                        r.extrapolated = (r.mask & extra) != 0;
+                    if (extra != 0)
+                        extrapolatedLanes[{b, w}] = extra;
+                    done = true;
+                } else {
+                    st.laneLevel = false;
+                    st.laneLevelOff = std::string("lane ") + std::to_string(w * 32) +
+                                      "+ of block " + std::to_string(b) + " reached " +
+                                      dependenceName(state.dependenceKind);
+                    snapshot.restore();
+                }
+            }
+            if (!done) {
+                const bool ok = runUnit(
+                    b, [w](unsigned t) { return t / 32 == w; }, 1, count, opt.loopIterations);
+                if (faulted)
+                    break;
+                if (!ok) {
+                    st.warpLevel = false;
+                    st.warpLevelOff = std::string("warp ") + std::to_string(w) + " of block " +
+                                      std::to_string(b) + " reached " +
+                                      dependenceName(state.dependenceKind);
+                    snapshot.restore();
+                    wholeBlock = true;
+                    break;
+                }
+                recs = std::move(col.perWarp[w]);
+            }
+            ++st.warpsProfiled;
+            warpMeans.addUnit(laneAccesses(recs));
+            profiled.emplace_back(static_cast<long long>(b) * nWarps + w, recs);
+            result[b][w] = std::move(recs);
+            const std::size_t p = profiled.size();
+            if (block1D && p >= opt.minUnits && warpMeans.stable(opt.tolerance) &&
+                sameShape(profiled[p - 3].second, profiled[p - 2].second) &&
+                sameShape(profiled[p - 2].second, profiled[p - 1].second)) {
+                warpStopped = true;
+                st.warpLevelStopped = true;
+            }
+        }
+        if (wholeBlock && !faulted) {
+            // Warps of this block depend on each other: the block runs whole, untruncated.
+            runUnit(b, {}, 0, n, 0);
+            if (faulted)
+                break;
+            result[b] = col.perWarp;
+            st.warpsProfiled += nWarps;
+        }
+    }
+    t_collector = nullptr;
+    state.threadFilter = {};
+    state.aborted = false;
+    state.dependence = false;
+    snapshot.restore();
+    if (faulted) {
+        state.traceState = TraceState::Record;
+        return std::nullopt;
+    }
+    state.traceState = TraceState::Off;
+    st.truncatedThreads = col.truncated;
+    st.laneAccessesProfiled = col.laneAccesses;
+    for (auto& [b, warps] : result) {
+        for (unsigned w = 0; w < warps.size(); ++w) {
+            for (const WarpRecord& r : warps[w]) {
+                ProfiledRecord pr;
+                pr.block = b;
+                pr.warp = w;
+                pr.key = r.key;
+                pr.mask = r.mask;
+                pr.extrapolated = r.extrapolated;
+                pr.values = r.values;
+                prof.records.push_back(pr);
+                st.laneAccessesTotal += static_cast<uint64_t>(std::popcount(r.mask));
+            }
+        }
+    }
+    st.records = prof.records.size();
+    st.profileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    recordProfileStats(st);
+    return prof;
+}
+
 } // namespace
 
 // ---- the launch
@@ -976,6 +1340,16 @@ cudaError_t launch(const LaunchRequest& r) {
     if (observer)
         observer(state.info, true);
 
+    // A traced launch the runtime announced: with MEMPLACE_PROFILE=active it is profiled first
+    // (memory restored afterwards), then runs untraced.
+    std::optional<Profile> profile;
+    if (t_profileRequest) {
+        std::vector<uint32_t> sampled = std::move(*t_profileRequest);
+        t_profileRequest.reset();
+        if (profileOptions().mode == ProfileMode::Active)
+            profile = activeProfile(state, sampled);
+    }
+
     auto work = [&state, &r] {
         BlockRunner& runner = runnerForThisThread();
         for (;;) {
@@ -1004,6 +1378,8 @@ cudaError_t launch(const LaunchRequest& r) {
         pool().run(helpers, job);
     }
 
+    if (profile)
+        t_lastProfile = std::move(profile);
     if (observer)
         observer(state.info, false);
     t_currentLaunch = state.info;
@@ -1029,6 +1405,8 @@ unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long val
         report(std::string(name) + " called outside a kernel");
         std::abort();
     }
+    if (t_profileStrict >= 2)
+        profileDependence(Dependence::Collective);
     Lane& l = r->current(name);
     if (((mask >> l.laneId) & 1u) == 0) {
         r->fault(cudaErrorLaunchFailure, std::string(name) + " at " + describeLocation(loc) +
@@ -1063,6 +1441,8 @@ int blockBarrier(BarrierKind kind, int predicate, const char* name,
         report(std::string(name) + " called outside a kernel");
         std::abort();
     }
+    if (t_profileStrict >= 1)
+        profileDependence(Dependence::Barrier);
     Lane& l = r->current(name);
     l.wait = Wait::Barrier;
     l.barrier = kind;
@@ -1092,6 +1472,10 @@ WarpGroup rendezvous(unsigned long long key, unsigned long long order, long long
     l.location = loc;
     l.status = Status::Blocked;
     r->suspend(l);
+    if (l.stopRequested) {
+        l.stopRequested = false;
+        throw ThreadStop{};
+    }
     return l.group;
 }
 } // namespace
@@ -1103,6 +1487,8 @@ unsigned activeMask(const std::source_location& loc) {
     unsigned long long key = (h & 0x7fffffffffffffffULL) | (1ULL << 63);
     unsigned long long order =
         (static_cast<unsigned long long>(loc.line()) << 16) | (loc.column() & 0xffffu);
+    if (t_profileStrict >= 2)
+        profileDependence(Dependence::Collective);
     return rendezvous(key, order, 0, "__activemask", loc).mask;
 }
 
@@ -1173,6 +1559,28 @@ std::size_t stackSize() {
 }
 void setSpinTimeout(double seconds) {
     detail::settings().spinTimeoutSeconds = std::max(0.001, seconds);
+}
+
+void detail::profileDependence(Dependence what) {
+    if (t_lane != nullptr && t_runner != nullptr && t_profileStrict != 0)
+        throw ProfileStop{what};
+}
+
+TraceState traceState() {
+    const detail::BlockRunner* r = detail::t_runner;
+    return r != nullptr && r->launch() != nullptr ? r->launch()->traceState : TraceState::Record;
+}
+
+void profileNextLaunch(std::vector<uint32_t> sampledBlocks) {
+    detail::t_profileRequest = std::move(sampledBlocks);
+    detail::t_lastProfile.reset();
+}
+
+std::optional<Profile> takeProfile() {
+    detail::t_profileRequest.reset();
+    std::optional<Profile> p = std::move(detail::t_lastProfile);
+    detail::t_lastProfile.reset();
+    return p;
 }
 
 WarpGroup warpRendezvous(unsigned long long key, unsigned long long order, long long value) {

@@ -6,6 +6,9 @@
 #include "memplace/host.h"
 #include "runtime/src/env.h"
 #include "runtime/src/layout.h"
+#if defined(MEMPLACE_EMU)
+#include "memplace/emu/profile.h"
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +20,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -387,6 +391,46 @@ struct SweepState {
 
 namespace {
 
+#if defined(MEMPLACE_EMU)
+/// An active profile's records as TraceRecords: the key is the tracing accessor's
+/// rendezvousKey(site, array << 8 | flags). Extrapolated lanes outside the array's known extent
+/// are dropped (a guarded tail the profile did not run), and records left without lanes.
+std::vector<TraceRecord> profileRecords(const emu::Profile& prof, const LaunchInfo& info) {
+    std::vector<TraceRecord> out;
+    out.reserve(prof.records.size());
+    for (const emu::ProfiledRecord& p : prof.records) {
+        TraceRecord r{};
+        r.block = p.block;
+        r.warp = static_cast<uint16_t>(p.warp);
+        r.site = static_cast<uint32_t>((p.key >> 32) & 0x7fffffffULL);
+        r.array = static_cast<uint16_t>((p.key & 0xffffffffULL) >> 8);
+        r.flags = static_cast<uint32_t>(p.key & 0xffULL);
+        uint32_t mask = p.mask;
+        long long length = -1;
+        if (p.extrapolated && r.array < info.arrays.size()) {
+            const ArrayInfo& ai = info.arrays[r.array];
+            if (ai.extentKnown && ai.elemSize > 0) {
+                length = static_cast<long long>(ai.extentBytes / ai.elemSize);
+            }
+        }
+        for (uint32_t m = p.mask; m != 0; m &= m - 1) {
+            const unsigned l = static_cast<unsigned>(__builtin_ctz(m));
+            if (length >= 0 && (p.values[l] < 0 || p.values[l] >= length)) {
+                mask &= ~(1u << l);
+            } else {
+                r.offset[l] = p.values[l];
+            }
+        }
+        if (mask == 0) {
+            continue;
+        }
+        r.activeMask = mask;
+        out.push_back(r);
+    }
+    return out;
+}
+#endif
+
 /// Prepares a traced launch: every array global, the trace buffer and the sample bitmap.
 bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                     LaunchState& st, const TraceOptions& opt) {
@@ -474,6 +518,9 @@ bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, Laun
     st.traceCapacity = cap;
     st.tracing = true;
     plan.instantiation = LaunchPlan::kTracing;
+#if defined(MEMPLACE_EMU)
+    emu::profileNextLaunch(st.sampled); // MEMPLACE_PROFILE=active profiles it (emu/)
+#endif
     plan.sharedBytes = la.sharedBytes;
     for (int j = 0; j < kv.numArrays; ++j) {
         plan.handles[j] = ArrayHandle{};
@@ -1189,37 +1236,22 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
             ta.mode = ai.mode;
             tr.arrays.push_back(ta);
         }
-        TraceBufferHeader h{0, 0};
-        bool ok = status == cudaSuccess;
-        ok = ok && check(cudaMemcpyAsync(&h, plan.sink.header, sizeof h, cudaMemcpyDeviceToHost,
-                                         la.stream),
-                         "cudaMemcpyAsync(trace header)", rep);
-        ok = ok && check(cudaStreamSynchronize(la.stream), "cudaStreamSynchronize(trace)", rep);
-        const auto tc0 = std::chrono::steady_clock::now();
-        if (ok) {
-            tr.produced = h.count;
-            const std::size_t kept = static_cast<std::size_t>(std::min<unsigned long long>(
-                h.count, static_cast<unsigned long long>(st.traceCapacity)));
-            tr.records.resize(kept);
-            if (kept > 0 && check(cudaMemcpy(tr.records.data(), plan.sink.records,
-                                             kept * sizeof(TraceRecord), cudaMemcpyDeviceToHost),
-                                  "cudaMemcpy(trace records)", rep)) {
-                for (TraceRecord& rec : tr.records) {
-                    for (unsigned l = 0; l < 32; ++l) {
-                        if (((rec.activeMask >> l) & 1u) == 0) {
-                            rec.offset[l] = 0;
-                        }
-                    }
-                }
-            } else if (kept > 0) {
-                tr.records.clear();
-            }
-            tr.overflow = h.count > st.traceCapacity;
-            tr.dropped = tr.overflow ? h.count - st.traceCapacity : 0;
-            if (tr.overflow) {
-                // Never silent: stderr (unless MEMPLACE_QUIET), the result and the report.
+        auto tc0 = std::chrono::steady_clock::now();
+        bool profiled = false;
+#if defined(MEMPLACE_EMU)
+        // An active profile of this launch (MEMPLACE_PROFILE=active, memplace/emu/profile.h)
+        // replaces the records: the kernel itself ran untraced.
+        if (std::optional<emu::Profile> prof = emu::takeProfile()) {
+            // Bounded like the device buffer, so that the policy sees the same overflow.
+            profiled = true;
+            tr.records = profileRecords(*prof, st.info);
+            tr.produced = tr.records.size();
+            if (tr.records.size() > st.traceCapacity) {
+                tr.records.resize(st.traceCapacity);
+                tr.overflow = true;
+                tr.dropped = tr.produced - st.traceCapacity;
                 const std::string msg = std::string(kv.name) +
-                                        ": trace buffer overflow: " + std::to_string(h.count) +
+                                        ": trace buffer overflow: " + std::to_string(tr.produced) +
                                         " records produced, " + std::to_string(st.traceCapacity) +
                                         " kept, " + std::to_string(tr.dropped) + " dropped";
                 rep.errors.push_back(msg);
@@ -1227,8 +1259,52 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                     std::fprintf(stderr, "memplace: %s\n", msg.c_str());
                 }
             }
-        } else {
-            rep.errors.emplace_back("trace not collected");
+        }
+#endif
+        if (!profiled) {
+            TraceBufferHeader h{0, 0};
+            bool ok = status == cudaSuccess;
+            ok = ok && check(cudaMemcpyAsync(&h, plan.sink.header, sizeof h, cudaMemcpyDeviceToHost,
+                                             la.stream),
+                             "cudaMemcpyAsync(trace header)", rep);
+            ok = ok && check(cudaStreamSynchronize(la.stream), "cudaStreamSynchronize(trace)", rep);
+            tc0 = std::chrono::steady_clock::now(); // collection, not the kernel's own time
+            if (ok) {
+                tr.produced = h.count;
+                const std::size_t kept = static_cast<std::size_t>(std::min<unsigned long long>(
+                    h.count, static_cast<unsigned long long>(st.traceCapacity)));
+                tr.records.resize(kept);
+                if (kept > 0 &&
+                    check(cudaMemcpy(tr.records.data(), plan.sink.records,
+                                     kept * sizeof(TraceRecord), cudaMemcpyDeviceToHost),
+                          "cudaMemcpy(trace records)", rep)) {
+                    for (TraceRecord& rec : tr.records) {
+                        for (unsigned l = 0; l < 32; ++l) {
+                            if (((rec.activeMask >> l) & 1u) == 0) {
+                                rec.offset[l] = 0;
+                            }
+                        }
+                    }
+                } else if (kept > 0) {
+                    tr.records.clear();
+                }
+                tr.overflow = h.count > st.traceCapacity;
+                tr.dropped = tr.overflow ? h.count - st.traceCapacity : 0;
+                if (tr.overflow) {
+                    // Never silent: stderr (unless MEMPLACE_QUIET), the result and the report.
+                    const std::string msg = std::string(kv.name) +
+                                            ": trace buffer overflow: " + std::to_string(h.count) +
+                                            " records produced, " +
+                                            std::to_string(st.traceCapacity) + " kept, " +
+                                            std::to_string(tr.dropped) + " dropped";
+                    rep.errors.push_back(msg);
+                    if (!r.quiet) {
+                        std::fprintf(stderr, "memplace: %s\n", msg.c_str());
+                    }
+                }
+            } else {
+                rep.errors.emplace_back("trace not collected");
+            }
         }
         tr.collectMicros =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tc0)

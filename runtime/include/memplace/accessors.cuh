@@ -22,6 +22,10 @@
 #include <cstring>
 #include <cuda_runtime.h>
 #include <type_traits>
+#if defined(MEMPLACE_EMU)
+#include "memplace/emu/emu.h"
+#include "memplace/emu/profile.h"
+#endif
 
 namespace memplace {
 
@@ -498,6 +502,37 @@ MEMPLACE_DEV void traceAccess(const TraceSink& sink, unsigned array, unsigned si
     if (!blockSampled(sink)) {
         return;
     }
+#if defined(MEMPLACE_EMU)
+    // Under the CPU emulation layer the lanes of a warp meet at a warp rendezvous keyed by
+    // (site, array, flags): lanes that ran ahead wait for the lanes behind them (ordered by site),
+    // so the groups are those of a GPU's reconverged warp (docs/emulation.md). An active profile
+    // (memplace/emu/profile.h) only observes the groups, and its real run does not trace.
+    const emu::TraceState state = emu::traceState();
+    if (state == emu::TraceState::Off) {
+        return;
+    }
+    const emu::WarpGroup g =
+        emu::warpRendezvous(emu::rendezvousKey(site, (array << 8) | flags),
+                            (static_cast<unsigned long long>(site) << 3) | (flags & 7u), offset);
+    if (state == emu::TraceState::Observe || !g.isLeader) {
+        return;
+    }
+    const unsigned long long idx = __atomic_fetch_add(&sink.header->count, 1ull, __ATOMIC_RELAXED);
+    if (idx < sink.capacity) {
+        TraceRecord& r = sink.records[idx];
+        r.block = blockInGrid();
+        r.site = site;
+        r.warp = static_cast<uint16_t>(g.warp);
+        r.array = static_cast<uint16_t>(array);
+        r.activeMask = g.mask;
+        r.flags = flags;
+        r.reserved = 0;
+        for (unsigned m = g.mask; m != 0; m &= m - 1) {
+            const unsigned l = static_cast<unsigned>(__builtin_ctz(m));
+            r.offset[l] = g.values[l];
+        }
+    }
+#else
     const unsigned active = __activemask();
     const unsigned long long key = (static_cast<unsigned long long>(site) << 32) |
                                    (static_cast<unsigned long long>(array) << 8) | flags;
@@ -523,6 +558,7 @@ MEMPLACE_DEV void traceAccess(const TraceSink& sink, unsigned array, unsigned si
             r.reserved = 0;
         }
     }
+#endif
 }
 
 template <class V>

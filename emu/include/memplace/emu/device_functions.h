@@ -193,12 +193,18 @@ MEMPLACE_EMU_REDUCE(__reduce_xor_sync, unsigned, ReduceXor)
 // ---- fences, timing, traps -----------------------------------------------------------------
 
 inline void __threadfence() {
+    if (::memplace::emu::detail::t_profileStrict != 0)
+        ::memplace::emu::detail::profileDependence(::memplace::emu::detail::Dependence::Fence);
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 inline void __threadfence_block() {
+    if (::memplace::emu::detail::t_profileStrict != 0)
+        ::memplace::emu::detail::profileDependence(::memplace::emu::detail::Dependence::Fence);
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 inline void __threadfence_system() {
+    if (::memplace::emu::detail::t_profileStrict != 0)
+        ::memplace::emu::detail::profileDependence(::memplace::emu::detail::Dependence::Fence);
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 inline void __nanosleep(unsigned) {
@@ -261,6 +267,8 @@ inline void __stwt(T* p, T v) {
 namespace memplace::emu::detail {
 template <class T>
 inline std::atomic_ref<T> aref(T* p) {
+    if (t_profileStrict != 0)
+        profileDependence(Dependence::Atomic);
     return std::atomic_ref<T>(*p);
 }
 template <class T, class F>

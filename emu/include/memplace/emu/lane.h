@@ -27,6 +27,16 @@ struct LaneContext {
 /// The running emulated thread, or nullptr outside kernels.
 inline thread_local LaneContext* t_lane = nullptr;
 
+/// Active profiling (memplace/emu/profile.h) runs parts of a block alone. While it does,
+/// communication between threads would read what threads that did not run never wrote, so the
+/// run stops at the first sign of it: 1 stops at block-level communication (barriers, atomics,
+/// fences), 2 also at warp-level communication (warp collectives, __activemask). 0: never.
+inline thread_local int t_profileStrict = 0;
+enum class Dependence : unsigned char { Barrier, Atomic, Fence, Collective };
+/// Stops the partial run (unwinds the block) when called in a lane while t_profileStrict is
+/// set; returns otherwise.
+void profileDependence(Dependence what);
+
 } // namespace memplace::emu::detail
 
 // Macros (not objects) so that `threadIdx.x` is a plain `unsigned int` lvalue, as in CUDA.

@@ -27,6 +27,9 @@ struct LaunchRequest {
     cudaStream_t stream;
     void (*invoke)(const void* closure); ///< runs the kernel once for the current thread
     const void* closure;
+    /// sizeof the closure (the kernel pointer and the arguments): active profiling scans it for
+    /// pointers into allocations, the memory a partial run can write (memplace/emu/profile.h).
+    size_t closureBytes = 0;
 };
 
 /// Validates, runs every block, reports errors; returns the launch's error (also recorded as
@@ -64,7 +67,8 @@ inline cudaError_t launchKernel(const char* text, void (*kernel)(P...), dim3 gri
                               const auto* cl = static_cast<const Closure*>(c);
                               std::apply(cl->kernel, cl->args);
                           },
-                          &closure};
+                          &closure,
+                          sizeof(Closure)};
     return launch(request);
 }
 
