@@ -93,6 +93,9 @@ say "sweeping ${#caselines[@]} cases (deadline ${deadline}s)"
 export MEMPLACE=sweep MEMPLACE_TIME=1 MEMPLACE_QUIET=1
 export MEMPLACE_SWEEP_MAX="${EVAL_MAX:-64}" MEMPLACE_SWEEP_BUDGET_MS="${EVAL_BUDGET_MS:-3000}"
 export MEMPLACE_SWEEP_REPEAT="${EVAL_REPEAT:-10}" MEMPLACE_SWEEP_WARMUP="${EVAL_WARMUP:-2}"
+# A second spec (prepare.py --compare-spec: the probed H100 spec) ranks every plan too.
+compare_spec=""
+[[ -f "$carry/eval/compare.msl" ]] && compare_spec="$carry/eval/compare.msl"
 for line in "${caselines[@]}"; do
   read -r prog input orig <<<"$line"
   [[ "$orig" == "-" ]] && orig=""
@@ -107,7 +110,7 @@ for line in "${caselines[@]}"; do
   mkdir -p "$work/traces/$tag"
   MEMPLACE_SWEEP_OUT="$work/runs/sweep_$tag.jsonl" MEMPLACE_REPORT="$work/runs/report_$tag.json" \
     MEMPLACE_TRACE_DIR="$work/traces/$tag" \
-    MEMPLACE_SWEEP_ORIGINAL="$orig" \
+    MEMPLACE_SWEEP_ORIGINAL="$orig" MEMPLACE_SWEEP_COMPARE_SPEC="$compare_spec" \
     timeout "${EVAL_CASE_TIMEOUT_S:-90}" "$work/rw/$prog" --input "$input" \
     >"$work/runs/run_$tag.json" 2>"$work/runs/run_$tag.err"
   rc=$?

@@ -35,6 +35,10 @@ struct SweepOptions {
     std::string original;
     bool dynamicBaselines = true;     ///< also the original and the default through DynamicAccessor
     std::vector<std::string> kernels; ///< MEMPLACE_SWEEP_KERNELS (comma list); empty: all
+    /// MEMPLACE_SWEEP_COMPARE_SPEC: a second spec (built-in name or MSL file, for example a
+    /// probed one) whose model also predicts every planned placement; its best placement is
+    /// planned too (role compare_best), so that the two specs' rankings can be compared.
+    std::string compareSpec;
 
     static SweepOptions fromEnvironment(std::vector<std::string>* warnings = nullptr);
 };
@@ -50,6 +54,7 @@ struct PlanEntry {
     bool modelFeasible = true;
     std::string infeasibleReason;
     double predictedSeconds = -1; ///< -1 when infeasible in the model
+    double comparePredictedSeconds = -1; ///< the compare spec's model; -1: none or infeasible
 };
 
 struct Plan {
@@ -74,8 +79,10 @@ struct PlanInputs {
 };
 
 /// The plan for one signature (pure: the same inputs give the same plan). Entry 0 is the
-/// original placement, the reference every other entry's outputs are compared with.
-Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o);
+/// original placement, the reference every other entry's outputs are compared with. `compare`
+/// (optional) is the same trace modelled with the compare spec.
+Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
+               const model::Model* compare = nullptr);
 
 /// Parses `[kernel.]array=place,...` for one kernel's arrays (others global); warnings for
 /// entries naming no array of it are not given (other kernels' entries are expected).

@@ -53,7 +53,7 @@ def load(d):
 
 NUMERIC_P = {"index", "compiled", "dynamic_requested", "model_feasible", "predicted_us",
              "median_ms", "min_ms", "max_ms", "n_timed", "host_us", "compared", "equal",
-             "differing_words"}
+             "differing_words", "compare_predicted_us"}
 NUMERIC_C = {"space", "feasible", "enumerated", "complete", "pool", "planned", "measured",
              "unequal", "memplace_compiled", "compiled_count", "plan_ms", "sweep_ms", "launches",
              "overhead_profiling_ms", "overhead_engine_ms", "overhead_transform_ms",
@@ -160,6 +160,18 @@ def case_figures(prows, crows):
         dpts = [r for r in pts if r["dispatch"] == "specialized"]
         f["rho_specialized"] = spearman([r["predicted_us"] for r in dpts],
                                         [r["median_ms"] for r in dpts])
+        # The compare spec (MEMPLACE_SWEEP_COMPARE_SPEC, e.g. a probed one): its best placement
+        # and its rank correlation over the same placements.
+        cmp_ = pick("compare_best")
+        f["compare_spec"] = c.get("compare_spec") or ""
+        f["T_cmp"] = cmp_["median_ms"] if cmp_ else None
+        f["S_cmp"] = t0 / f["T_cmp"] if t0 and f["T_cmp"] else None
+        f["cmp_within5"] = (f["T_cmp"] <= 1.05 * f["T_best"]) if f["T_cmp"] and f["T_best"] else None
+        cpts = [r for r in pts if r.get("compare_predicted_us") is not None]
+        f["rho_cmp"] = spearman([r["compare_predicted_us"] for r in cpts],
+                                [r["median_ms"] for r in cpts])
+        f["rho_builtin_on_cmp"] = spearman([r["predicted_us"] for r in cpts],
+                                           [r["median_ms"] for r in cpts])
         f["dyn_penalty"] = (odyn["median_ms"] / t0) if odyn and t0 else None
         # The Placer's own run of the program: overheads over the program's launches.
         L = c.get("launches")
@@ -227,6 +239,23 @@ def overall(figs):
     dp = [f["dyn_penalty"] for f in figs if f["dyn_penalty"]]
     g["dyn_penalty_median"] = statistics.median(dp) if dp else None
     g["dyn_penalty_max"] = max(dp) if dp else None
+    # The compare spec against the built-in, on the cases where both are defined.
+    cf = [f for f in figs if f["S_cmp"] and f["S_mem"] and f["S_best"]]
+    g["compare_spec"] = next((f["compare_spec"] for f in figs if f["compare_spec"]), "")
+    g["n_cmp"] = len(cf)
+    g["geo_cmp"] = geomean([f["S_cmp"] for f in cf])
+    g["geo_mem_on_cmp"] = geomean([f["S_mem"] for f in cf])
+    g["geo_best_on_cmp"] = geomean([f["S_best"] for f in cf])
+    w = [f["cmp_within5"] for f in cf]
+    g["within5_cmp"] = sum(w) / len(w) if w else None
+    w = [f["mem_within5"] for f in cf]
+    g["within5_mem_on_cmp"] = sum(w) / len(w) if w else None
+    pr = [(f["rho_cmp"], f["rho_builtin_on_cmp"]) for f in figs
+          if f["rho_cmp"] is not None and f["rho_builtin_on_cmp"] is not None]
+    g["n_rho_cmp"] = len(pr)
+    g["median_rho_cmp"] = statistics.median([a for a, _ in pr]) if pr else None
+    g["median_rho_builtin_on_cmp"] = statistics.median([b for _, b in pr]) if pr else None
+    g["rho_cmp_better"] = sum(1 for a, b in pr if a > b)
     ce = [f["checksum_equal"] for f in figs if f["checksum_equal"] is not None]
     g["checksum_equal"] = (sum(1 for x in ce if x == 1), len(ce))
     return g
@@ -279,6 +308,14 @@ def summary_text(prows, crows):
                  "rewritten original placement %s, memplace %s, oracle %s (geomean speedups)" % (
                      g["n_binary"], fmt(g["geo_binary_orig"]), fmt(g["geo_binary_mem"]),
                      fmt(g["geo_binary_best"])))
+    if g["compare_spec"]:
+        lines.append("compare spec %s on %d cases: its choice within 5%% of the best %s (built-in "
+                     "%s), geomean speedup %s (built-in %s, oracle %s); median Spearman %s against "
+                     "the built-in's %s over %d cases (better in %d)" % (
+                         os.path.basename(g["compare_spec"]), g["n_cmp"], fmt(g["within5_cmp"]),
+                         fmt(g["within5_mem_on_cmp"]), fmt(g["geo_cmp"]), fmt(g["geo_mem_on_cmp"]),
+                         fmt(g["geo_best_on_cmp"]), fmt(g["median_rho_cmp"]),
+                         fmt(g["median_rho_builtin_on_cmp"]), g["n_rho_cmp"], g["rho_cmp_better"]))
     return "\n".join(lines)
 
 

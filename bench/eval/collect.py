@@ -25,7 +25,7 @@ import analyze  # noqa: E402
 PLACEMENT_FIELDS = ["program", "input", "kernel", "signature", "index", "placement", "roles",
                     "compiled", "dynamic_requested", "dispatch", "status", "detail",
                     "model_feasible", "predicted_us", "median_ms", "min_ms", "max_ms", "n_timed",
-                    "host_us", "compared", "equal", "differing_words"]
+                    "host_us", "compared", "equal", "differing_words", "compare_predicted_us"]
 CASE_FIELDS = ["program", "input", "kernel", "signature", "status", "space", "feasible",
                "enumerated", "complete", "pool", "planned", "measured", "unequal", "original",
                "memplace", "memplace_status", "memplace_compiled", "memplace_why", "engine_best",
@@ -34,7 +34,7 @@ CASE_FIELDS = ["program", "input", "kernel", "signature", "status", "space", "fe
                "overhead_transform_ms", "overhead_total_ms", "placer_original_ms",
                "placer_placed_ms", "program_median_ms", "program_kernel_ms", "program_checksum",
                "original_median_ms", "original_kernel_ms", "original_checksum", "checksum_equal",
-               "run_rc", "wall_ms"]
+               "run_rc", "wall_ms", "compare_spec"]
 
 
 def ptext(p):
@@ -99,7 +99,9 @@ def main():
                     "n_timed": len(j["ms"]),
                     "host_us": "" if j["host_us"] is None else j["host_us"],
                     "compared": int(j["compared"]), "equal": int(j["equal"]),
-                    "differing_words": j["differing_words"]})
+                    "differing_words": j["differing_words"],
+                    "compare_predicted_us": "" if j.get("compare_predicted_us") is None
+                    else j["compare_predicted_us"]})
                 continue
             k = j["kernel"]
             pk = placer.get(k, {})
@@ -134,7 +136,8 @@ def main():
                 "original_kernel_ms": (orig.get("kernels") or {}).get(k, ""),
                 "original_checksum": orig.get("checksum", ""),
                 "checksum_equal": int(bool(run.get("checksum")) and run.get("checksum") == orig.get("checksum")),
-                "run_rc": walls.get(tag, ("", ""))[0], "wall_ms": walls.get(tag, ("", ""))[1]}
+                "run_rc": walls.get(tag, ("", ""))[0], "wall_ms": walls.get(tag, ("", ""))[1],
+                "compare_spec": j.get("compare_spec") or ""}
             crows.append(row)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "placements.csv"), "w", newline="") as f:

@@ -11,7 +11,8 @@ DIR gets:
   kernels/                     the original programs and their harness (bench/kernels)
   include/                     the runtime's headers and common/place.h
   lib/                         the Placer, runtime and engine static libraries (debug info stripped)
-  eval/                        evaluate.sh's helpers (collect.py, analyze.py) and cases.json
+  eval/                        evaluate.sh's helpers (collect.py, analyze.py), cases.json and
+                               compare.msl (--compare-spec: the sweep ranks with it too)
 
 cases.json lists the runs in order (breadth first: one input of every program, then a second,
 then the further SpMV and particle-filter inputs), and per program the original placement as
@@ -101,6 +102,11 @@ def main():
     ap.add_argument("--compile", help="JSON {kernel: [{array: place}, ...]}: extra instantiations")
     ap.add_argument("--cases", choices=["quick", "full"], default="full")
     ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--compare-spec", default=os.path.join(ROOT, "tests", "probe", "data",
+                                                           "h100_probed.msl"),
+                    help="a second spec (MSL file) whose model's ranking the sweep also records "
+                         "(MEMPLACE_SWEEP_COMPARE_SPEC; default: the H100 spec `memplace probe` "
+                         "wrote, issue 9); 'none' for none")
     ap.add_argument("--originals-from",
                     help="an earlier run's runs folder: its orig_*.json go to eval/orig "
                          "(evaluate.sh with EVAL_ORIGINALS=0 uses them)")
@@ -160,6 +166,10 @@ def main():
     for f in ("collect.py", "analyze.py", "report.py", "EVALUATION.head.md"):
         shutil.copy(os.path.join(ROOT, "bench", "eval", f), os.path.join(carry, "eval"))
     shutil.copy(os.path.join(ROOT, "bench", "evaluate.sh"), os.path.join(carry, "eval"))
+    compare = None
+    if a.compare_spec and a.compare_spec != "none":
+        compare = "compare.msl"
+        shutil.copy(a.compare_spec, os.path.join(carry, "eval", compare))
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
@@ -167,6 +177,7 @@ def main():
     meta = {"commit": commit + ("+changes" if dirty else ""), "programs": programs,
             "originals": originals, "compiled": compiled_count,
             "compile_file": os.path.basename(a.compile) if a.compile else None,
+            "compare_spec": os.path.basename(a.compare_spec) if compare else None,
             "cases": cases(a.cases, programs)}
     with open(os.path.join(carry, "eval", "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)

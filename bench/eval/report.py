@@ -83,6 +83,25 @@ def write(d, path, figs, g, prows, crows):
                    fmt(g["geo_binary_best"])))
     out.append("| dynamic accessor / specialised, original placement (median, max) | %s, %s | | |" %
                (fmt(g["dyn_penalty_median"]), fmt(g["dyn_penalty_max"])))
+    if g["compare_spec"]:
+        out.append("\n### The probed spec against the built-in (issue 9)\n")
+        out.append("Every plan was also predicted with a second spec, `%s` (the sweep's "
+                   "MEMPLACE_SWEEP_COMPARE_SPEC; prepare.py's default is the H100 spec `memplace "
+                   "probe` wrote, tests/probe/data/h100_probed.msl), and that spec's best placement "
+                   "was measured too. Same traces, same measured times: only the spec differs.\n"
+                   % os.path.basename(g["compare_spec"]))
+        out.append("| figure | built-in spec | compare spec |")
+        out.append("|---|---|---|")
+        out.append("| cases within 5%% of the best (%d cases) | %s | %s |" % (
+            g["n_cmp"], fmt(g["within5_mem_on_cmp"]), fmt(g["within5_cmp"])))
+        out.append("| geometric-mean speedup of its choice over the original (oracle %s) | %s | %s |"
+                   % (fmt(g["geo_best_on_cmp"]), fmt(g["geo_mem_on_cmp"]), fmt(g["geo_cmp"])))
+        out.append("| median Spearman rho over the same placements (%d cases) | %s | %s |" % (
+            g["n_rho_cmp"], fmt(g["median_rho_builtin_on_cmp"]), fmt(g["median_rho_cmp"])))
+        out.append("| cases where the compare spec's rho is higher | | %d of %d |" % (
+            g["rho_cmp_better"], g["n_rho_cmp"]))
+        out.append("\nThe built-in spec's choice here is the Placer's decision (`memplace`), which "
+                   "also weighs what is compiled in; the compare spec's is its model's best.")
     out.append("\n![speedups](eval/speedups.png)\n")
     out.append("\n## Per case\n")
     out.append("Times are medians in ms; S = T(original) / T. `in 5%` = memplace within 5% of "

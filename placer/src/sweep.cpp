@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -44,6 +45,21 @@ uint64_t saturatingMul(uint64_t a, uint64_t b) {
     return a * b;
 }
 
+/// Models the trace with the compare spec into `out`; returns why it could not (empty: done).
+std::string emplaceCompareModel(std::optional<model::Model>& out, const std::string& name,
+                                const trace::Trace& t, const char* device, int major, int minor) {
+    auto spec = selectSpec(name, "", device, major, minor);
+    if (!spec) {
+        return "compare spec '" + name + "': " + spec.message();
+    }
+    auto st = model::analyze(t, spec->spec);
+    if (!st) {
+        return "compare spec '" + name + "': analysis failed: " + st.message();
+    }
+    out.emplace(spec->spec, std::move(*st));
+    return {};
+}
+
 } // namespace
 
 SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
@@ -54,6 +70,9 @@ SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
     }
     if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_ORIGINAL")) {
         o.original = v;
+    }
+    if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_COMPARE_SPEC")) {
+        o.compareSpec = v;
     }
     if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_KERNELS")) {
         std::string s = v;
@@ -119,7 +138,8 @@ Placement parsePlacementList(const std::string& list, const std::string& kernel,
 
 // ---- the plan ------------------------------------------------------------------------------
 
-Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o) {
+Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
+               const model::Model* compare) {
     Plan plan;
     const std::size_t n = m.arrayCount();
     // The places of each array: what the model considers (its candidates and their aliases),
@@ -170,6 +190,9 @@ Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& 
         if (e.modelFeasible) {
             e.predictedSeconds = m.seconds(m.cycles(p));
         }
+        if (compare != nullptr && compare->feasible(p)) {
+            e.comparePredictedSeconds = compare->seconds(compare->cycles(p));
+        }
         plan.entries.push_back(std::move(e));
     };
 
@@ -191,6 +214,16 @@ Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& 
         add(plan.rules, "rules");
     } else {
         plan.notes.push_back("rules: " + r.message());
+    }
+    if (compare != nullptr) {
+        search::SearchOptions co;
+        co.algorithm = search::Algorithm::BranchAndBound;
+        co.topK = 1;
+        if (auto r = search::search(*compare, co)) {
+            add(r->best.placement, "compare_best");
+        } else {
+            plan.notes.push_back("compare_best: " + r.message());
+        }
     }
     if (o.top > 0) {
         search::SearchOptions bo;
@@ -444,6 +477,11 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
         return;
     }
     const model::Model model(spec->spec, std::move(*st));
+    std::optional<model::Model> compare;
+    const std::string compareNote = m.options.compareSpec.empty()
+                                        ? std::string()
+                                        : emplaceCompareModel(compare, m.options.compareSpec, *t,
+                                                              prop.name, prop.major, prop.minor);
     PlanInputs in;
     for (const ArrayInfo& a : info.arrays) {
         in.masks.push_back(a.feasible);
@@ -456,7 +494,10 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
         in.engineBest = rec->engineBest;
     }
     in.compiled = info.compiled;
-    sig.plan = buildPlan(model, in, m.options);
+    sig.plan = buildPlan(model, in, m.options, compare ? &*compare : nullptr);
+    if (!compareNote.empty()) {
+        sig.plan.notes.push_back(compareNote);
+    }
     sig.planMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     auto req = std::make_shared<SweepRequest>();
     for (const PlanEntry& e : sig.plan.entries) {
@@ -523,6 +564,9 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
                  {"infeasible_reason", e.infeasibleReason},
                  {"predicted_us",
                   e.predictedSeconds < 0 ? json(nullptr) : json(e.predictedSeconds * 1e6)},
+                 {"compare_predicted_us", e.comparePredictedSeconds < 0
+                                              ? json(nullptr)
+                                              : json(e.comparePredictedSeconds * 1e6)},
                  {"status", r.status},
                  {"detail", r.detail},
                  {"dispatch", r.dispatch},
@@ -569,6 +613,8 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
          {"engine_best", rec.engineBest.empty() ? json(nullptr) : pj(rec.engineBest)},
          {"rules", sig.plan.rules.empty() ? json(nullptr) : pj(sig.plan.rules)},
          {"compiled_count", info.compiled.size()},
+         {"compare_spec", m.options.compareSpec.empty() ? json(nullptr)
+                                                        : json(m.options.compareSpec)},
          {"plan_ms", sig.planMs},
          {"sweep_ms", sweepMs},
          {"warmup", m.options.warmup},

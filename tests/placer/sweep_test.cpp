@@ -248,7 +248,15 @@ TEST(SweepOptionsTest, PlacementListsAndEnvironment) {
     EXPECT_EQ(w.size(), 2u); // the repeat, and no MEMPLACE_SWEEP_OUT
 }
 
-TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
+/// What a MEMPLACE=sweep run of the scattered lookup wrote.
+struct SweepLines {
+    nlohmann::json signature;
+    std::vector<nlohmann::json> placements;
+};
+
+/// Installs a sweep with `so` (its `out` set here), launches the rewritten scattered lookup four
+/// times (each result must equal the original's) and reads the JSON lines back.
+SweepLines sweepScatteredLookup(SweepOptions so) {
     std::random_device rd;
     const fs::path dir = fs::temp_directory_path() / ("memplace-sweep-" + std::to_string(rd()));
     fs::create_directories(dir);
@@ -256,14 +264,13 @@ TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
     o.mode = Mode::Auto;
     o.quiet = true;
     o.specDir.clear();
-    SweepOptions so;
     so.out = (dir / "sweep.jsonl").string();
     so.original = "scattered_lookup.table=readonly";
     so.maxPlacements = 64;
     so.warmup = 0;
     so.repeat = 2;
     auto sweep = installSweep(o, so);
-    ASSERT_NE(sweep, nullptr);
+    EXPECT_NE(sweep, nullptr);
 
     // A scattered lookup in a 1 KB table (shared, constant, texture... all feasible).
     const int n = 4096;
@@ -275,32 +282,50 @@ TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
     }
     float* table = deviceArray(t);
     float* out = nullptr;
-    ASSERT_EQ(cudaMalloc(&out, n * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMemset(out, 0xff, n * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&out, n * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(out, 0xff, n * sizeof(float)), cudaSuccess);
     mptest::scatteredLookupOriginal(n, 4, mask, table, out, nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<float> ref = hostArray(out, n);
     for (int launch = 0; launch < 4; ++launch) {
-        ASSERT_EQ(cudaMemset(out, 0xff, n * sizeof(float)), cudaSuccess);
-        ASSERT_EQ(mptest::scatteredLookupRewritten(n, 4, mask, table, out, nullptr), cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(cudaMemset(out, 0xff, n * sizeof(float)), cudaSuccess);
+        EXPECT_EQ(mptest::scatteredLookupRewritten(n, 4, mask, table, out, nullptr), cudaSuccess);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         EXPECT_EQ(hostArray(out, n), ref) << "launch " << launch;
     }
-    EXPECT_EQ(sweep->sweeps(), 1u);
+    EXPECT_EQ(sweep != nullptr ? sweep->sweeps() : 0u, 1u);
     uninstall();
+    cudaFree(table);
+    cudaFree(out);
 
+    SweepLines lines;
     std::ifstream f(so.out);
     std::string line;
-    std::vector<nlohmann::json> placements;
-    nlohmann::json sig;
     while (std::getline(f, line)) {
         auto j = nlohmann::json::parse(line);
         if (j["type"] == "placement") {
-            placements.push_back(j);
+            lines.placements.push_back(j);
         } else {
-            sig = j;
+            lines.signature = j;
         }
     }
+    fs::remove_all(dir);
+    return lines;
+}
+
+std::size_t countRole(const std::vector<nlohmann::json>& placements, const std::string& role) {
+    std::size_t k = 0;
+    for (const auto& p : placements) {
+        const auto roles = p["roles"].get<std::vector<std::string>>();
+        k += std::count(roles.begin(), roles.end(), role);
+    }
+    return k;
+}
+
+TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
+    const SweepLines r = sweepScatteredLookup(SweepOptions{});
+    const nlohmann::json& sig = r.signature;
+    const std::vector<nlohmann::json>& placements = r.placements;
     ASSERT_FALSE(sig.is_null());
     EXPECT_EQ(sig["status"], "swept");
     EXPECT_EQ(sig["kernel"], "scattered_lookup");
@@ -309,16 +334,12 @@ TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
     EXPECT_EQ(sig["planned"].get<std::size_t>(), placements.size());
     EXPECT_GE(placements.size(), sig["feasible"].get<std::size_t>());
     EXPECT_EQ(sig["original"]["table"], "readonly");
+    EXPECT_TRUE(sig["compare_spec"].is_null());
     ASSERT_FALSE(placements.empty());
     EXPECT_EQ(placements[0]["placement"]["table"], "readonly");
     EXPECT_EQ(placements[0]["roles"][0], "original");
-    int memplaceRole = 0;
-    int rulesRole = 0;
     std::size_t ok = 0;
     for (const auto& p : placements) {
-        const auto roles = p["roles"].get<std::vector<std::string>>();
-        memplaceRole += std::count(roles.begin(), roles.end(), "memplace");
-        rulesRole += std::count(roles.begin(), roles.end(), "rules");
         if (p["status"] == "ok") {
             ++ok;
             EXPECT_TRUE(p["equal"].get<bool>()) << p["placement_text"];
@@ -327,12 +348,44 @@ TEST_F(SweepTest, SweepPolicyPlansMeasuresAndLeavesResultsTheOriginals) {
         if (p["model_feasible"].get<bool>()) {
             EXPECT_FALSE(p["predicted_us"].is_null());
         }
+        EXPECT_TRUE(p["compare_predicted_us"].is_null());
     }
-    EXPECT_EQ(memplaceRole, 1);
-    EXPECT_EQ(rulesRole, 1);
+    EXPECT_EQ(countRole(placements, "memplace"), 1u);
+    EXPECT_EQ(countRole(placements, "rules"), 1u);
+    EXPECT_EQ(countRole(placements, "compare_best"), 0u);
     EXPECT_EQ(ok, sig["measured"].get<std::size_t>());
     EXPECT_GE(ok, 6u);
-    fs::remove_all(dir);
+}
+
+// MEMPLACE_SWEEP_COMPARE_SPEC: a second spec predicts every planned placement and its best is
+// planned (the probed-against-built-in comparison of issue 9); a spec that cannot be read only
+// leaves a note.
+TEST_F(SweepTest, CompareSpecPredictsEveryPlacementAndPlansItsBest) {
+    SweepOptions so;
+    so.compareSpec = "h200"; // the emulated device is an H100 (built-in h100): other numbers
+    const SweepLines r = sweepScatteredLookup(so);
+    ASSERT_FALSE(r.signature.is_null());
+    EXPECT_EQ(r.signature["compare_spec"], "h200");
+    EXPECT_EQ(countRole(r.placements, "compare_best"), 1u);
+    std::size_t differing = 0;
+    for (const auto& p : r.placements) {
+        if (p["model_feasible"].get<bool>()) {
+            ASSERT_FALSE(p["compare_predicted_us"].is_null()) << p["placement_text"];
+            differing += p["compare_predicted_us"].get<double>() != p["predicted_us"].get<double>();
+        }
+    }
+    EXPECT_GT(differing, 0u);
+
+    so.compareSpec = "no-such-spec.msl";
+    const SweepLines bad = sweepScatteredLookup(so);
+    ASSERT_FALSE(bad.signature.is_null());
+    EXPECT_EQ(bad.signature["status"], "swept");
+    EXPECT_EQ(countRole(bad.placements, "compare_best"), 0u);
+    bool noted = false;
+    for (const auto& n : bad.signature["notes"]) {
+        noted = noted || n.get<std::string>().find("no-such-spec.msl") != std::string::npos;
+    }
+    EXPECT_TRUE(noted) << bad.signature["notes"];
 }
 
 } // namespace

@@ -77,6 +77,34 @@ MEMPLACE_DEV V ldgValue(const V* base, long long i) {
     return q[i];
 }
 
+/// The widest unsigned unit that divides sizeof(V) and that V's alignment allows.
+template <class V>
+inline constexpr std::size_t kRawUnit = (sizeof(V) % 16 == 0 && alignof(V) >= 16) ? 16
+                                        : (sizeof(V) % 8 == 0 && alignof(V) >= 8) ? 8
+                                        : (sizeof(V) % 4 == 0 && alignof(V) >= 4) ? 4
+                                        : (sizeof(V) % 2 == 0 && alignof(V) >= 2) ? 2
+                                                                                  : 1;
+
+/// A load through the read-only path with `__ldg`, for any trivially copyable V (read as the
+/// widest units its size and alignment allow). The dynamic accessor needs it: there the
+/// restricted-pointer load of ldgValue shares its address with the global case, nvcc merges the
+/// two, and the load leaves the read-only path (hydro_force's dynamic kernel had no
+/// LDG.E.CONSTANT at all).
+template <class V>
+MEMPLACE_DEV V ldgUnits(const V* p) {
+    using U = typename RawType<kRawUnit<V>>::type;
+    constexpr int kUnits = static_cast<int>(sizeof(V) / sizeof(U));
+    const U* q = reinterpret_cast<const U*>(p);
+    U buf[kUnits];
+#pragma unroll
+    for (int k = 0; k < kUnits; ++k) {
+        buf[k] = __ldg(q + k);
+    }
+    V v;
+    memcpy(&v, buf, sizeof(V));
+    return v;
+}
+
 } // namespace detail
 
 /// Texture feasibility of an element type: trivially copyable with a size of 1, 2, 4, 8 or 16
@@ -615,6 +643,23 @@ struct TracingAccessor {
 
 // ---- dynamic -------------------------------------------------------------------------------
 
+namespace detail {
+/// The place, hidden from the optimiser at each access. Without this nvcc unswitches the kernel
+/// body on the (uniform) place of every array: hydro_force's dynamic instantiation grew to 354k
+/// PTX lines (eleven copies of the arithmetic), ran 5x slower than a specialised one, and its
+/// copies contracted multiply-adds differently, so its results differed in the last bits from
+/// one placement to another (docs/NOTES.md, "The dynamic accessor and FMA contraction").
+MEMPLACE_DEV Place opaquePlace(Place place) {
+#if defined(__CUDA_ARCH__)
+    unsigned v = static_cast<unsigned>(place);
+    asm volatile("" : "+r"(v));
+    return static_cast<Place>(v);
+#else
+    return place;
+#endif
+}
+} // namespace detail
+
 namespace {
 
 /// Carries every handle and the place chosen at run time, and switches on it per access
@@ -643,9 +688,9 @@ struct DynamicAccessor {
     }
 
     MEMPLACE_DEV value_type read(long long i) const {
-        switch (place) {
+        switch (detail::opaquePlace(place)) {
         case Place::ReadOnly:
-            return detail::ldgValue(p, i);
+            return detail::ldgUnits(p + i);
         case Place::Texture:
             if constexpr (kTextureFeasible<value_type>) {
                 return width.d != 0 ? detail::texFetch2D<value_type>(tex, width, i)
@@ -694,7 +739,7 @@ struct DynamicAccessor {
         if constexpr (std::is_const_v<T>) {
             return read(s.i);
         } else {
-            const bool staged = place == Place::Shared;
+            const bool staged = detail::opaquePlace(place) == Place::Shared;
             return Ref(p, staged ? shared() : nullptr, staged ? dirty() : nullptr, s.i);
         }
     }
