@@ -115,7 +115,8 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
     }
 
     out += "\n  arrays\n";
-    Table arrays({"name", "kind", "element", "mode", "extent", "dims", "feasible places"});
+    Table arrays(
+        {"name", "kind", "element", "mode", "extent", "dims", "as written", "feasible places"});
     for (const auto& a : k.arrays) {
         std::string elem = (a.isConst ? "const " : "") + a.elementType +
                            (a.elementSize != 0 ? fmt::format(" ({} B)", a.elementSize) : "");
@@ -130,7 +131,8 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
             }
         }
         arrays.add({a.name, std::string(ki::arrayKindName(a.kind)), elem,
-                    std::string(ki::accessModeName(a.mode)), extent, dims, placesList(a.feasible)});
+                    std::string(ki::accessModeName(a.mode)), extent, dims,
+                    std::string(placeName(a.original)), placesList(a.feasible)});
     }
     for (const std::string& line : [&] {
              std::vector<std::string> lines;

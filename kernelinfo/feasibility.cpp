@@ -33,6 +33,30 @@ private:
     Place home_;
 };
 
+/// Where the program as written keeps `a`: the read-only path when it asks for it and that is
+/// feasible (nvcc loads a `const T* __restrict__` parameter through LDG.E.CONSTANT, as it does
+/// `__ldg`), else the home place.
+Place originalPlace(const KernelInfo& kernel, const ArrayInfo& a) {
+    const Place home = homePlace(a.kind);
+    if (home != Place::Global || !a.feasible.contains(Place::ReadOnly)) {
+        return home;
+    }
+    if (a.kind == ArrayKind::Parameter && a.isConst && a.isRestrict) {
+        return Place::ReadOnly;
+    }
+    bool reads = false;
+    for (const Site& s : kernel.sites) {
+        if (s.array != a.name) {
+            continue;
+        }
+        if (s.intrinsic != "__ldg") {
+            return home;
+        }
+        reads = true;
+    }
+    return reads ? Place::ReadOnly : home;
+}
+
 std::string hazardReason(const Hazard& h) {
     return fmt::format("{} at {}: its accesses cannot go through an accessor", h.message,
                        formatLocation(h.location));
@@ -141,6 +165,7 @@ void computeFeasibility(KernelInfo& kernel) {
                                            *otherName, where));
             }
         }
+        a.original = originalPlace(kernel, a);
     }
 }
 

@@ -23,6 +23,8 @@ inline constexpr uint64_t kConstantBankBytes = 64 * 1024;
 ///   when it is dynamic);
 /// - an array that may alias a written parameter: not readonly, texture, constant or shared;
 ///   a written array that may alias another: not shared.
+/// Also sets `original`: the read-only path where the program asks for it (`const T*
+/// __restrict__` parameters, arrays read only through `__ldg`) and it is feasible, else home.
 void computeFeasibility(KernelInfo& kernel);
 
 } // namespace memplace::kernelinfo

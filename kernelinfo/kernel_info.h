@@ -200,6 +200,10 @@ struct ArrayInfo {
     std::optional<Poly> rowLength; ///< elements per row, when 2-D
     PlaceSet feasible;
     std::map<Place, std::string> excluded; ///< a reason for every place not in `feasible`
+    /// Where the unmodified program keeps it (computeFeasibility): the home place, or the
+    /// read-only path for a `const T* __restrict__` parameter and for an array read only
+    /// through `__ldg`. Always feasible; the placement memplace runs when it predicts no gain.
+    Place original = Place::Global;
     bool operator==(const ArrayInfo&) const = default;
 };
 

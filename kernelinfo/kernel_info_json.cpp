@@ -281,6 +281,7 @@ ArrayInfo readArray(const Reader& r, const std::string& mainFile) {
         }
         a.excluded[*p] = Reader(value, r.path() + ".excluded." + key).str();
     }
+    a.original = r.has("original") ? r.at("original").enumValue(parsePlace) : homePlace(a.kind);
     return a;
 }
 
@@ -461,6 +462,7 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
             excluded[std::string(placeName(place))] = reason;
         }
         ja["excluded"] = std::move(excluded);
+        ja["original"] = placeName(a.original);
         arrays.push_back(std::move(ja));
     }
     j["arrays"] = std::move(arrays);

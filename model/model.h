@@ -137,6 +137,12 @@ public:
     /// Feasible places left out of candidates() because they cost exactly what an earlier
     /// candidate costs. A placement may still use them.
     const std::vector<Place>& aliases(size_t i) const { return arrays_[i].aliases; }
+    /// Whether array i costs the same in places a and b in every placement (one is an alias of
+    /// the other, or they are the same); false when either is not feasible for it.
+    bool equivalent(size_t i, Place a, Place b) const {
+        const int oa = arrays_[i].optionOf[static_cast<size_t>(a)];
+        return oa >= 0 && oa == arrays_[i].optionOf[static_cast<size_t>(b)];
+    }
     bool memoryBound() const { return memoryBound_; }
     size_t pathCount() const { return paths_.size(); }
 

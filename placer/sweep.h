@@ -31,7 +31,8 @@ struct SweepOptions {
     uint64_t samples = 20000;         ///< random placements drawn from a larger space
     uint64_t seed = 1;                ///< MEMPLACE_SWEEP_SEED
     /// MEMPLACE_SWEEP_ORIGINAL: the program's own placement, `[kernel.]array=place,...` (as
-    /// MEMPLACE=force:); arrays not named are global. It is measured first: the reference.
+    /// MEMPLACE=force:); arrays not named keep the descriptor's `original` place (where the
+    /// rewritten source says the program keeps them). It is measured first: the reference.
     std::string original;
     bool dynamicBaselines = true;     ///< also the original and the default through DynamicAccessor
     std::vector<std::string> kernels; ///< MEMPLACE_SWEEP_KERNELS (comma list); empty: all
@@ -53,7 +54,7 @@ struct PlanEntry {
     std::vector<std::string> roles;
     bool modelFeasible = true;
     std::string infeasibleReason;
-    double predictedSeconds = -1; ///< -1 when infeasible in the model
+    double predictedSeconds = -1;        ///< -1 when infeasible in the model
     double comparePredictedSeconds = -1; ///< the compare spec's model; -1: none or infeasible
 };
 
@@ -84,10 +85,11 @@ struct PlanInputs {
 Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
                const model::Model* compare = nullptr);
 
-/// Parses `[kernel.]array=place,...` for one kernel's arrays (others global); warnings for
-/// entries naming no array of it are not given (other kernels' entries are expected).
+/// Parses `[kernel.]array=place,...` for one kernel's arrays (others keep their place in
+/// `base`, or global when it is empty); warnings for entries naming no array of it are not
+/// given (other kernels' entries are expected).
 Placement parsePlacementList(const std::string& list, const std::string& kernel,
-                             const std::vector<std::string>& arrays);
+                             const std::vector<std::string>& arrays, const Placement& base = {});
 
 class SweepPolicy : public PlacementPolicy {
 public:

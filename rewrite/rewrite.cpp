@@ -224,6 +224,9 @@ struct ArrayPlan {
     std::string mpName;       ///< "MP_x"
     Place likely = Place::Global;
     std::string likelyWhy;
+    /// Where the program as written keeps it (KernelInfo's `original`, in every instantiation):
+    /// the default placement's place.
+    Place original = Place::Global;
     std::vector<const SiteRec*> sites;
 
     bool written() const { return ki::writes(mode); }
@@ -257,6 +260,14 @@ struct Group {
             if (a.accessor) {
                 out.push_back(&a);
             }
+        }
+        return out;
+    }
+    /// The default instantiation's placement: every accessor array where the program keeps it.
+    std::vector<Place> originalPlacement() const {
+        std::vector<Place> out;
+        for (const ArrayPlan* ap : accessorArrays()) {
+            out.push_back(ap->original);
         }
         return out;
     }
@@ -382,8 +393,7 @@ void Rewriter::addExtraCompiled() {
                      "extra compiled placement dropped: " + bad);
                 continue;
             }
-            const std::vector<Place> def(accs.size(), Place::Global);
-            if (pl != def &&
+            if (pl != g.originalPlacement() &&
                 std::find(g.compiled.begin(), g.compiled.end(), pl) == g.compiled.end()) {
                 g.compiled.push_back(pl);
             }
@@ -656,6 +666,7 @@ void Rewriter::planArrays(Group& g) {
 
         // Over every analysed instantiation: mode, places, element, dimensions.
         bool firstInst = true;
+        bool readOnlyAsWritten = true;
         std::optional<std::pair<int, int>> twoD;
         bool twoDConflict = false;
         for (size_t k : g.kernels) {
@@ -671,6 +682,7 @@ void Rewriter::planArrays(Group& g) {
                 continue;
             }
             ap.mode = ki::combine(ap.mode, a->mode);
+            readOnlyAsWritten = readOnlyAsWritten && a->original == Place::ReadOnly;
             PlaceSet s = semanticPlaces(ki, a->name);
             if (firstInst) {
                 ap.mask = s;
@@ -745,6 +757,7 @@ void Rewriter::planArrays(Group& g) {
         }
         ap.elemType = typeText(pe, ctx_);
         ap.elemTypeBare = typeText(pe.getUnqualifiedType(), ctx_);
+        ap.original = readOnlyAsWritten && !firstInst ? Place::ReadOnly : Place::Global;
         g.arrays.push_back(std::move(ap));
     }
     // Sites per array.
@@ -1092,10 +1105,15 @@ void Rewriter::finishArrays(Group& g) {
         if (ap.dims != 2) {
             ap.widthParam = -1;
         }
+        if (!ap.mask.contains(ap.original) || (ap.written() && ap.original != Place::Global)) {
+            ap.original = Place::Global;
+        }
     }
-    // Compiled placements besides the default: every read-only array on the read-only path,
-    // and every array in its likely place.
+    // The default instantiation is the placement as written; compiled besides it: every array
+    // global, every read-only array on the read-only path, and every array in its likely place.
     auto accs = g.accessorArrays();
+    const std::vector<Place> def = g.originalPlacement();
+    std::vector<Place> global(accs.size(), Place::Global);
     std::vector<Place> readonly;
     std::vector<Place> likely;
     for (const ArrayPlan* ap : accs) {
@@ -1103,8 +1121,7 @@ void Rewriter::finishArrays(Group& g) {
                                                                                 : Place::Global);
         likely.push_back(ap->likely);
     }
-    std::vector<Place> def(accs.size(), Place::Global);
-    for (const auto& pl : {readonly, likely}) {
+    for (const auto& pl : {global, readonly, likely}) {
         if (pl != def && std::find(g.compiled.begin(), g.compiled.end(), pl) == g.compiled.end()) {
             g.compiled.push_back(pl);
         }
@@ -1579,8 +1596,11 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
         out += fmt::format("{}{{\"{}\", {}, sizeof({}), {}, {}, {}", in2, ap->name, ap->param,
                            ap->elemTypeBare, detail::modeText(ap->mode),
                            detail::maskText(ap->mask, ap->dims, ap->written()), ap->dims);
-        if (ap->dims == 2) {
+        if (ap->dims == 2 || ap->original != Place::Global) {
             out += fmt::format(", {}", ap->widthParam);
+        }
+        if (ap->original != Place::Global) {
+            out += ", " + detail::placeEnum(ap->original);
         }
         out += "},\n";
     }
@@ -1592,9 +1612,9 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
     out += fmt::format("{}using types = memplace::Types<{}>;\n", in1, types);
     if (!g.compiled.empty()) {
         out +=
-            in1 + "// Specialised besides the default (every array global): read-only arrays on\n";
-        out += in1 +
-               "// the read-only path, and every array in its likely place (docs/rewriting.md).\n";
+            in1 + "// Specialised besides the default (every array where the program keeps it):\n";
+        out += in1 + "// every array global, read-only arrays on the read-only path, and every\n";
+        out += in1 + "// array in its likely place (docs/rewriting.md).\n";
         out += in1 + "using compiled = memplace::Instantiations<";
         for (size_t c = 0; c < g.compiled.size(); ++c) {
             std::vector<std::string> places;

@@ -108,7 +108,8 @@ std::string signatureText(const LaunchInfo& info) {
 Sampling resolveSampling(const Sampling& s, uint32_t residentBlocks) {
     Sampling r = s;
     if (r.blocksPerSm == 0) {
-        const uint64_t b = uint64_t{std::max<uint32_t>(s.waves, 1)} * std::max<uint32_t>(residentBlocks, 1);
+        const uint64_t b =
+            uint64_t{std::max<uint32_t>(s.waves, 1)} * std::max<uint32_t>(residentBlocks, 1);
         r.blocksPerSm = static_cast<uint32_t>(std::min<uint64_t>(b, 64));
     }
     return r;
@@ -280,7 +281,7 @@ Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result
         }
         f.insert(Place::Global);
         t.feasible = f;
-        t.original = Place::Global;
+        t.original = f.contains(a.original) ? a.original : Place::Global;
         t.dims = a.dims == 2 && a.width > 0 ? 2 : 1;
         t.rowLength = t.dims == 2 ? static_cast<uint64_t>(a.width) : 0;
         h.arrays.push_back(std::move(t));

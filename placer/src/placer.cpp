@@ -48,10 +48,6 @@ std::string placementText(const std::vector<std::string>& names, const Placement
     return s;
 }
 
-bool allGlobal(const Placement& p) {
-    return std::all_of(p.begin(), p.end(), [](Place x) { return x == Place::Global; });
-}
-
 const char* getenvNonEmpty(const char* name) {
     const char* v = std::getenv(name);
     return v != nullptr && *v != '\0' ? v : nullptr;
@@ -177,27 +173,46 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
     // The choice: the engine's alternatives and every compiled placement, a placement that is
     // not compiled priced with the dynamic accessor's penalty.
     auto isCompiled = [&](const Placement& p) {
-        return std::find(compiled.begin(), compiled.end(), p) != compiled.end() ||
-               p == original;
+        return std::find(compiled.begin(), compiled.end(), p) != compiled.end() || p == original;
     };
     struct Option {
         Placement p;
         double cycles;
         double effective;
         bool compiled;
+        std::size_t changed; ///< arrays placed other than as written
     };
     std::vector<Option> options_;
-    auto consider = [&](const Placement& p, double cycles) {
-        if (!(cycles < model::kInfeasible)) {
-            return;
-        }
+    auto add = [&](const Placement& p, double cycles) {
         for (const Option& o : options_) {
             if (o.p == p) {
                 return;
             }
         }
         const bool c = isCompiled(p);
-        options_.push_back({p, cycles, cycles * (c ? 1.0 : options.dynamicPenalty), c});
+        std::size_t changed = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            changed += p[i] != original[i] ? 1 : 0;
+        }
+        options_.push_back({p, cycles, cycles * (c ? 1.0 : options.dynamicPenalty), c, changed});
+    };
+    // Each placement also with every array that costs the same where the program keeps it put
+    // back there (the model cannot tell the read-only path from global on sm_70+, the compiler
+    // can: what the program's author wrote is kept unless the model sees a difference).
+    auto consider = [&](const Placement& p, double cycles) {
+        if (!(cycles < model::kInfeasible)) {
+            return;
+        }
+        add(p, cycles);
+        Placement q = p;
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            if (m.equivalent(i, q[i], original[i])) {
+                q[i] = original[i];
+            }
+        }
+        if (q != p) {
+            add(q, cycles);
+        }
     };
     for (const search::Candidate& c : sr->alternatives) {
         consider(c.placement, c.cycles);
@@ -209,10 +224,14 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
         }
     }
     r.searchMs = msSince(t0);
+    // The least effective time; among equals a compiled one, then the one closest to the
+    // program as written.
     const Option* best = nullptr;
     for (const Option& o : options_) {
         if (best == nullptr || o.effective < best->effective ||
-            (o.effective == best->effective && o.compiled && !best->compiled)) {
+            (o.effective == best->effective &&
+             std::make_pair(!o.compiled, o.changed) <
+                 std::make_pair(!best->compiled, best->changed))) {
             best = &o;
         }
     }
@@ -244,7 +263,11 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
     r.original = best->p == original;
     r.decisionSeconds = m.seconds(best->cycles);
     char buf[200];
-    if (best->p == sr->best.placement) {
+    bool engineBest = best->p.size() == sr->best.placement.size();
+    for (std::size_t i = 0; engineBest && i < best->p.size(); ++i) {
+        engineBest = m.equivalent(i, best->p[i], sr->best.placement[i]);
+    }
+    if (engineBest) {
         std::snprintf(buf, sizeof buf, "the engine's best, predicted %.3fx the original%s",
                       originalCycles / std::max(best->cycles, 1e-30),
                       best->compiled ? ", compiled" : ", through the dynamic accessor");
@@ -269,7 +292,8 @@ struct Entry {
     KernelRecord rec;
     enum class Phase : uint8_t { NeedTrace, Decided, Failed } phase = Phase::NeedTrace;
     Sampling sampling;
-    Placement applied; ///< what placed launches get
+    Placement applied;  ///< what placed launches get
+    Placement original; ///< as written: what the runtime launches when no placement is given
     std::vector<double> tracedMs, originalMs, placedMs, placedStreamMs;
     std::vector<double> originalHostUs, placedHostUs;
     std::set<std::string> fallbackSet;
@@ -294,7 +318,7 @@ struct Placer::Impl {
     std::map<int, DeviceState> devices;
     std::vector<Entry> entries;
     std::unordered_map<std::string, std::size_t> index;
-    std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> launchKinds; // until launched()
+    std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> launchKinds;   // until launched()
     std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> timedLaunches; // until timed
     std::vector<std::string> warnings;
     std::set<std::string> warned;
@@ -338,12 +362,13 @@ struct Placer::Impl {
         for (const std::string& w : d.spec.warnings) {
             warn(w);
         }
-        d.sms = d.spec.spec.processor.sms > 0 ? d.spec.spec.processor.sms
-                                              : static_cast<uint32_t>(std::max(1, prop.multiProcessorCount));
+        d.sms = d.spec.spec.processor.sms > 0
+                    ? d.spec.spec.processor.sms
+                    : static_cast<uint32_t>(std::max(1, prop.multiProcessorCount));
         d.fingerprint = d.spec.from + ":" + hash16(spec::printSpec(d.spec.spec));
         if (!options.cacheDir.empty()) {
-            d.cache = std::make_unique<DecisionCache>(options.cacheDir, BinaryId::current(),
-                                                      d.name, d.fingerprint);
+            d.cache = std::make_unique<DecisionCache>(options.cacheDir, BinaryId::current(), d.name,
+                                                      d.fingerprint);
             for (const std::string& w : d.cache->load()) {
                 warn(w);
             }
@@ -371,11 +396,13 @@ struct Placer::Impl {
             r.arrays.push_back(a.name);
             r.extents.push_back(a.extentKnown ? a.extentBytes : 0);
             r.elemSizes.push_back(a.elemSize);
+            e.original.push_back(a.original);
         }
         r.specName = dev.spec.from;
         // Trace the first waves of whole SMs: the resident blocks per SM of the original launch.
         const model::Occupancy occ = model::occupancy(
-            dev.spec.spec.processor, static_cast<uint32_t>(info.block.x * info.block.y * info.block.z),
+            dev.spec.spec.processor,
+            static_cast<uint32_t>(info.block.x * info.block.y * info.block.z),
             info.registers > 0 ? std::optional<uint32_t>(static_cast<uint32_t>(info.registers))
                                : std::nullopt,
             info.staticSharedBytes + info.sharedBytes);
@@ -389,14 +416,14 @@ struct Placer::Impl {
                 e.applied = c->placement;
                 r.predictedSeconds = c->predictedSeconds;
                 r.originalSeconds = c->originalSeconds;
-                r.status = allGlobal(c->placement) ? "original" : "placed";
+                r.status = c->placement == e.original ? "original" : "placed";
                 r.why = "from the decision cache " + dev.cache->file().string();
                 if (!c->engineBest.empty()) {
                     r.notes.push_back("engine's best when decided: " + c->engineBest);
                 }
-                r.compiled = allGlobal(c->placement) ||
-                             std::find(info.compiled.begin(), info.compiled.end(),
-                                       c->placement) != info.compiled.end();
+                r.compiled = c->placement == e.original ||
+                             std::find(info.compiled.begin(), info.compiled.end(), c->placement) !=
+                                 info.compiled.end();
             }
         }
         return e;
@@ -435,7 +462,7 @@ struct Placer::Impl {
         (void)e; // emulation times say nothing about a GPU
 #else
         if (!options.revertIfSlower || !options.timeKernels || e.phase != Entry::Phase::Decided ||
-            allGlobal(e.applied) || e.originalMs.empty() || e.placedMs.size() < 3) {
+            e.applied == e.original || e.originalMs.empty() || e.placedMs.size() < 3) {
             return;
         }
         const double o = median(e.originalMs);
@@ -448,7 +475,7 @@ struct Placer::Impl {
                           p, o, e.placedMs.size(), e.originalMs.size());
             e.rec.notes.emplace_back(buf);
             e.rec.status = "reverted";
-            e.applied.assign(e.applied.size(), Place::Global);
+            e.applied = e.original;
         }
 #endif
     }
@@ -466,8 +493,8 @@ struct Placer::Impl {
             }
             o.tracedKernelMs = sum;
             if (r.originalKernelMs >= 0) {
-                o.tracedKernelExtraMs =
-                    std::max(0.0, sum - r.originalKernelMs * static_cast<double>(e.tracedMs.size()));
+                o.tracedKernelExtraMs = std::max(
+                    0.0, sum - r.originalKernelMs * static_cast<double>(e.tracedMs.size()));
             }
         }
         o.profilingMs = std::max(0.0, o.tracedKernelExtraMs) + o.collectMs + o.convertMs;
@@ -535,27 +562,26 @@ struct Placer::Impl {
                          {"traced", r.tracedLaunches},
                          {"original", r.originalLaunches},
                          {"placed", r.placedLaunches}};
-        j["trace"] = {{"blocks", r.blocks},       {"sampled_blocks", r.sampledBlocks},
-                      {"records", r.records},     {"lanes", r.lanes},
+        j["trace"] = {{"blocks", r.blocks},          {"sampled_blocks", r.sampledBlocks},
+                      {"records", r.records},        {"lanes", r.lanes},
                       {"attempts", r.traceAttempts}, {"truncated", r.truncated}};
         const Overheads& o = r.overheads;
-        j["overhead_ms"] = {
-            {"profiling", o.profilingMs},
-            {"engine", o.engineMs},
-            {"transform", o.transformMs},
-            {"total", o.totalMs()},
-            {"detail",
-             {{"traced_kernel", orNull(o.tracedKernelMs)},
-              {"traced_kernel_extra", orNull(o.tracedKernelExtraMs)},
-              {"collect", o.collectMs},
-              {"convert", o.convertMs},
-              {"analysis", o.analysisMs},
-              {"model", o.modelMs},
-              {"search", o.searchMs},
-              {"transform_host", o.transformHostMs},
-              {"transform_stream", o.transformStreamMs},
-              {"host_us_median_original", orNull(median(e.originalHostUs))},
-              {"host_us_median_placed", orNull(median(e.placedHostUs))}}}};
+        j["overhead_ms"] = {{"profiling", o.profilingMs},
+                            {"engine", o.engineMs},
+                            {"transform", o.transformMs},
+                            {"total", o.totalMs()},
+                            {"detail",
+                             {{"traced_kernel", orNull(o.tracedKernelMs)},
+                              {"traced_kernel_extra", orNull(o.tracedKernelExtraMs)},
+                              {"collect", o.collectMs},
+                              {"convert", o.convertMs},
+                              {"analysis", o.analysisMs},
+                              {"model", o.modelMs},
+                              {"search", o.searchMs},
+                              {"transform_host", o.transformHostMs},
+                              {"transform_stream", o.transformStreamMs},
+                              {"host_us_median_original", orNull(median(e.originalHostUs))},
+                              {"host_us_median_placed", orNull(median(e.placedHostUs))}}}};
         json measured = json::object();
         if (options.timeKernels) {
             measured["original_ms"] = orNull(r.originalKernelMs);
@@ -623,11 +649,11 @@ Decision Placer::decide(const LaunchInfo& info) {
     case Entry::Phase::Decided:
         break;
     }
-    const bool measureOriginal = m.options.timeKernels &&
-                                 static_cast<int>(e.rec.originalLaunches) <
-                                     m.options.originalSamples &&
-                                 !allGlobal(e.applied);
-    if (allGlobal(e.applied) || measureOriginal) {
+    const bool measureOriginal =
+        m.options.timeKernels &&
+        static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples &&
+        e.applied != e.original;
+    if (e.applied == e.original || measureOriginal) {
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
     }
@@ -794,9 +820,9 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
         r.dispatch = report.dispatch;
         for (const ArrayReport& a : report.arrays) {
             if (!a.fallback.empty() && e.fallbackSet.insert(a.name + ": " + a.fallback).second) {
-                r.fallbacks.push_back(a.name + " requested " +
-                                      std::string(placeName(a.requested)) + ", placed " +
-                                      std::string(placeName(a.placed)) + ": " + a.fallback);
+                r.fallbacks.push_back(a.name + " requested " + std::string(placeName(a.requested)) +
+                                      ", placed " + std::string(placeName(a.placed)) + ": " +
+                                      a.fallback);
             }
         }
         break;

@@ -125,8 +125,8 @@ SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
 }
 
 Placement parsePlacementList(const std::string& list, const std::string& kernel,
-                             const std::vector<std::string>& arrays) {
-    Placement p(arrays.size(), Place::Global);
+                             const std::vector<std::string>& arrays, const Placement& base) {
+    Placement p = base.size() == arrays.size() ? base : Placement(arrays.size(), Place::Global);
     const detail::EnvConfig cfg = detail::parseMemplaceEnv(("force:" + list).c_str());
     for (std::size_t i = 0; i < arrays.size(); ++i) {
         if (auto f = detail::forcedPlace(cfg.force, kernel, arrays[i])) {
@@ -486,7 +486,11 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     for (const ArrayInfo& a : info.arrays) {
         in.masks.push_back(a.feasible);
     }
-    in.original = parsePlacementList(m.options.original, info.kernel, sig.arrays);
+    Placement asWritten;
+    for (const ArrayInfo& a : info.arrays) {
+        asWritten.push_back(a.original);
+    }
+    in.original = parsePlacementList(m.options.original, info.kernel, sig.arrays, asWritten);
     if (rec && !rec->decision.empty()) {
         in.memplace = rec->decision;
     }
@@ -613,8 +617,8 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
          {"engine_best", rec.engineBest.empty() ? json(nullptr) : pj(rec.engineBest)},
          {"rules", sig.plan.rules.empty() ? json(nullptr) : pj(sig.plan.rules)},
          {"compiled_count", info.compiled.size()},
-         {"compare_spec", m.options.compareSpec.empty() ? json(nullptr)
-                                                        : json(m.options.compareSpec)},
+         {"compare_spec",
+          m.options.compareSpec.empty() ? json(nullptr) : json(m.options.compareSpec)},
          {"plan_ms", sig.planMs},
          {"sweep_ms", sweepMs},
          {"warmup", m.options.warmup},

@@ -743,6 +743,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         ai.mode = d.mode;
         ai.feasible = d.places;
         ai.dims = d.dims;
+        ai.original = d.original;
         ai.ptr = la.ptrs[j];
         long long regWidth = 0;
         ai.extentKnown = findExtent(r, ai.ptr, ai.extentBytes, regWidth);
@@ -827,8 +828,11 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         plan.instantiation = 0;
     }
 
-    // The requested placement, array by array.
+    // The requested placement, array by array; by default, where the program keeps each array.
     Placement requested(static_cast<std::size_t>(n), Place::Global);
+    for (int j = 0; j < n; ++j) {
+        requested[j] = kv.arrays[j].original;
+    }
     if (st->sweepLaunch) {
         // A sweep's launch: its placement, whatever the controls say.
         for (int j = 0; j < n && j < static_cast<int>(sweep->placement->size()); ++j) {

@@ -143,5 +143,55 @@ TEST(Feasibility, TextureObjectsStayTextures) {
     expectConsistent(k);
 }
 
+TEST(Feasibility, OriginalIsTheReadOnlyPathWhereTheProgramAsksForIt) {
+    KernelInfo k;
+    ArrayInfo restrictConst = param("a", 0, AccessMode::Read);
+    restrictConst.isConst = true;
+    restrictConst.isRestrict = true;
+    ArrayInfo constOnly = param("b", 1, AccessMode::Read);
+    constOnly.isConst = true;
+    ArrayInfo ldgOnly = param("c", 2, AccessMode::Read);
+    ArrayInfo ldgAndPlain = param("d", 3, AccessMode::Read);
+    ArrayInfo restrictWritten = param("e", 4, AccessMode::ReadWrite);
+    restrictWritten.isRestrict = true;
+    k.arrays = {restrictConst, constOnly, ldgOnly, ldgAndPlain, restrictWritten};
+    Site c0 = site(2, "c", AccessMode::Read, 5);
+    c0.form = SiteForm::PointerOffset;
+    c0.intrinsic = "__ldg";
+    Site d0 = c0;
+    d0.id = 3;
+    d0.array = "d";
+    k.sites = {site(0, "a", AccessMode::Read, 3), site(1, "b", AccessMode::Read, 4), c0, d0,
+               site(4, "d", AccessMode::Read, 6), site(5, "e", AccessMode::Write, 7)};
+    computeFeasibility(k);
+    EXPECT_EQ(k.arrays[0].original, Place::ReadOnly); // const T* __restrict__
+    EXPECT_EQ(k.arrays[1].original, Place::Global);   // const without __restrict__
+    EXPECT_EQ(k.arrays[2].original, Place::ReadOnly); // read only through __ldg
+    EXPECT_EQ(k.arrays[3].original, Place::Global);   // __ldg at one site, a plain load at another
+    EXPECT_EQ(k.arrays[4].original, Place::Global);   // written
+    expectConsistent(k);
+}
+
+TEST(Feasibility, OriginalStaysHomeWhenTheReadOnlyPathIsExcluded) {
+    KernelInfo k;
+    ArrayInfo a = param("a", 0, AccessMode::Read);
+    a.isConst = true;
+    a.isRestrict = true;
+    ArrayInfo s = param("s", 1, AccessMode::ReadWrite);
+    s.kind = ArrayKind::Shared;
+    k.arrays = {a, s};
+    k.sites = {site(0, "a", AccessMode::Read, 3), site(1, "s", AccessMode::Write, 4)};
+    Hazard h;
+    h.kind = HazardKind::PointerArithmetic;
+    h.array = "a";
+    h.location = {"", 3, 9};
+    h.message = "pointer arithmetic";
+    k.hazards = {h};
+    computeFeasibility(k);
+    EXPECT_EQ(k.arrays[0].original, Place::Global);
+    EXPECT_EQ(k.arrays[1].original, Place::Shared);
+    expectConsistent(k);
+}
+
 } // namespace
 } // namespace memplace::kernelinfo

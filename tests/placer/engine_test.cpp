@@ -65,6 +65,40 @@ TEST(Engine, ASmallGainStaysOriginalUnlessCompiled) {
     EXPECT_EQ(d->decision, d->best);
 }
 
+/// The same trace with array `i` kept at `place` by the program as written.
+trace::Trace withOriginal(const trace::Trace& t, std::size_t i, Place place) {
+    trace::TraceHeader h = t.header();
+    h.arrays[i].original = place;
+    trace::TraceBuilder b(std::move(h));
+    for (const trace::Record& r : t.records()) {
+        b.add(r.block, r.warp, r.site, r.array, r.kind, r.mask, t.lanes(r));
+    }
+    auto out = std::move(b).finish();
+    EXPECT_TRUE(out) << out.message();
+    return *out;
+}
+
+TEST(Engine, ThePlacementAsWrittenStaysWhereTheModelSeesNoDifference) {
+    // poly_eval with x kept on the read-only path by the program (`const float* __restrict__
+    // x`): the model prices the read-only path like global, so without a gain x stays there.
+    auto t0 = trace::synth::polyCoefficients();
+    ASSERT_TRUE(t0) << t0.message();
+    const trace::Trace t = withOriginal(*t0, 0, P::ReadOnly);
+    Options o;
+    auto r = runEngine(t, h100(), {}, o);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->original);
+    EXPECT_EQ(r->decision, (Placement{P::ReadOnly, P::Global, P::Global}));
+    EXPECT_EQ(r->best[1], P::Constant);
+    // With the gain taken (compiled), x keeps its place as written: it costs the same.
+    auto c = runEngine(
+        t, h100(), {{P::Global, P::Constant, P::Global}, {P::ReadOnly, P::Constant, P::Global}}, o);
+    ASSERT_TRUE(c) << c.message();
+    EXPECT_EQ(c->decision, (Placement{P::ReadOnly, P::Constant, P::Global}));
+    EXPECT_TRUE(c->compiled);
+    EXPECT_NE(c->why.find("engine's best"), std::string::npos) << c->why;
+}
+
 TEST(Engine, ACompiledNeighbourBeatsAnUncompiledBestWithinThePenalty) {
     auto t = trace::synth::tableLookup();
     ASSERT_TRUE(t);

@@ -242,6 +242,63 @@ void fallbackTests(cudaStream_t s) {
     MPT_CHECK(cudaFree(yref));
 }
 
+// ---- the placement as written ----------------------------------------------------------------
+
+/// A kernel whose array the program kept on the read-only path runs there by default (the
+/// default instantiation) and with MEMPLACE=off; a placement asked for replaces it.
+void originalPlacementTests(cudaStream_t s) {
+    const int n = 3000;
+    std::vector<float> hx(n), hy(n);
+    std::mt19937_64 g(11);
+    for (int i = 0; i < n; ++i) {
+        hx[i] = randomFloat(g);
+        hy[i] = randomFloat(g);
+    }
+    float *x = nullptr, *y = nullptr, *yref = nullptr;
+    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
+    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
+    MPT_CHECK(cudaMalloc(&yref, n * sizeof(float)));
+    h2d(x, hx.data(), n * sizeof(float));
+    h2d(yref, hy.data(), n * sizeof(float));
+    saxpyOriginal(n, 1.7f, x, yref, 256, s);
+    std::vector<float> want(n);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    MPT_CHECK(cudaMemcpy(want.data(), yref, n * sizeof(float), cudaMemcpyDeviceToHost));
+    struct Run {
+        const char* what;
+        bool setGlobal;
+        Place expect;
+        int instantiation;
+    };
+    for (const Run& run : {Run{"default", false, Place::ReadOnly, 0},
+                           Run{"x=global asked for", true, Place::Global, 1}}) {
+        memplace::clearPlacements();
+        if (run.setGlobal) {
+            memplace::setPlacement("saxpy_restrict", {{"x", Place::Global}});
+        }
+        h2d(y, hy.data(), n * sizeof(float));
+        const cudaError_t st = saxpyRestrictRewritten(n, 1.7f, x, y, 256, s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        const memplace::LaunchReport rep = memplace::lastReport();
+        std::vector<float> got(n);
+        MPT_CHECK(cudaMemcpy(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+        const bool ok = st == cudaSuccess && rep.arrays[0].placed == run.expect &&
+                        rep.arrays[1].placed == Place::Global &&
+                        rep.instantiation == run.instantiation && rep.dispatch == "specialized" &&
+                        std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0;
+        expect(ok, std::string("as written: ") + run.what + ": x placed " +
+                       std::string(memplace::placeName(rep.arrays[0].placed)) + ", instantiation " +
+                       std::to_string(rep.instantiation));
+        table << "| as written | saxpy, x `const __restrict__`, " << run.what << " | x "
+              << memplace::placeName(rep.arrays[0].placed) << ", instantiation "
+              << rep.instantiation << " | " << (ok ? "pass" : "FAIL") << " |\n";
+    }
+    memplace::clearPlacements();
+    MPT_CHECK(cudaFree(x));
+    MPT_CHECK(cudaFree(y));
+    MPT_CHECK(cudaFree(yref));
+}
+
 // ---- one constant pool, two streams --------------------------------------------------------
 
 void constantPoolStreams() {
@@ -647,6 +704,7 @@ int main(int argc, char** argv) {
     if (std::getenv("MPT_CASES") == nullptr) {
         table << "\n| test | configuration | observed | result |\n|---|---|---|---|\n";
         fallbackTests(s);
+        originalPlacementTests(s);
         constantPoolStreams();
         policyTest(s);
         traceTests(s);

@@ -26,6 +26,9 @@ struct ArrayDesc {
     PlaceSet places;      ///< feasible places (the frontend's analysis)
     int dims;             ///< 1, or 2 when the array is indexed as row * width + column
     int widthParam = -1;  ///< dims == 2: the parameter holding the row length in elements
+    /// Where the program as written keeps it (`const T* __restrict__`: ReadOnly): the default
+    /// placement, which the runtime runs when nothing else is asked for (MEMPLACE=off too).
+    Place original = Place::Global;
 };
 
 // Place masks for ArrayDesc::places. The runtime re-checks what it can (a written array never

@@ -30,6 +30,7 @@ struct ArrayInfo {
     Mode mode = Mode::ReadWrite;
     PlaceSet feasible; ///< the descriptor's mask
     int dims = 1;
+    Place original = Place::Global; ///< where the program as written keeps it (the default)
     const void* ptr = nullptr;
     std::size_t extentBytes = 0; ///< bytes from ptr to the end of its allocation (or as given)
     bool extentKnown = false;

@@ -278,11 +278,12 @@ template <class K, class ArgsTuple, template <class> class Acc>
 using UniformTuple = typename UniformTupleImpl<K, ArgsTuple, Acc,
                                                std::make_integer_sequence<int, K::numArrays>>::type;
 
+/// The default instantiation's placement: every array where the program keeps it.
 template <class K, class Seq>
 struct DefaultPlacesImpl;
 template <class K, int... J>
 struct DefaultPlacesImpl<K, std::integer_sequence<int, J...>> {
-    using type = Places<(static_cast<void>(J), Place::Global)...>;
+    using type = Places<K::arrays[J].original...>;
 };
 
 template <class K, class... A>

@@ -64,14 +64,15 @@ struct memplace_kernel_nbody_accel {
     static constexpr const char* name = "nbody_accel";
     static constexpr int numArrays = 2;
     static constexpr memplace::ArrayDesc arrays[2] = {
-        {"bodies", 1, sizeof(Body), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
+        {"bodies", 1, sizeof(Body), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"accel", 2, sizeof(float3), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const Body, float3>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+        memplace::Places<memplace::Place::Global, memplace::Place::Global>>;
     template <class... Acc>
     static auto kernel() { return &nbody_accel<Acc...>; }
     template <class MP_bodies, class MP_accel>
@@ -108,8 +109,9 @@ struct memplace_kernel_integrate {
         {"accel", 3, sizeof(float3), memplace::Mode::Read, memplace::kPlaces_ro_notex, 1},
     };
     using types = memplace::Types<Particle, const float3>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::ReadOnly>>;
     template <class... Acc>

@@ -46,8 +46,9 @@ struct memplace_kernel_histogram_global {
         {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const unsigned char, unsigned int>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>
@@ -89,8 +90,9 @@ struct memplace_kernel_histogram_shared {
         {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const unsigned char, unsigned int>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>
@@ -123,8 +125,9 @@ struct memplace_kernel_max_value {
         {"result", 2, sizeof(int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const int, int>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>

@@ -84,20 +84,20 @@ struct memplace_kernel_bfs_expand {
     static constexpr const char* name = "bfs_expand";
     static constexpr int numArrays = 6;
     static constexpr memplace::ArrayDesc arrays[6] = {
-        {"frontier", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"rowptr", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"adj", 3, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
+        {"frontier", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"rowptr", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"adj", 3, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"levels", 4, sizeof(int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
         {"next_frontier", 6, sizeof(int), memplace::Mode::Write, memplace::kPlaces_rw, 1},
         {"next_size", 7, sizeof(int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const int, const int, const int, int, int, int>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-            memplace::Place::ReadOnly, memplace::Place::Global, memplace::Place::Global,
-            memplace::Place::Global>,
+        memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global,
+            memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Global, memplace::Place::Global,
             memplace::Place::Global>>;

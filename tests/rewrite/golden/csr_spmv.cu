@@ -58,8 +58,9 @@ struct memplace_kernel_spmv_csr_scalar {
         {"y", 5, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const int, const int, const float, const float, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
             memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>,
@@ -113,18 +114,19 @@ struct memplace_kernel_spmv_csr_vector {
     static constexpr const char* name = "spmv_csr_vector";
     static constexpr int numArrays = 5;
     static constexpr memplace::ArrayDesc arrays[5] = {
-        {"rowptr", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"col", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"val", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"x", 4, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
+        {"rowptr", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"col", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"val", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"x", 4, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"y", 5, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const int, const int, const float, const float, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-            memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>,
+        memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global,
+            memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
     template <class... Acc>

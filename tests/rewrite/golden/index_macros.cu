@@ -51,8 +51,9 @@ struct memplace_kernel_add_bias {
         {"m", 3, sizeof(float), memplace::Mode::ReadWrite, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>

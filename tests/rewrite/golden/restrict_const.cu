@@ -52,16 +52,16 @@ struct memplace_kernel_convolve1d {
     static constexpr const char* name = "convolve1d";
     static constexpr int numArrays = 3;
     static constexpr memplace::ArrayDesc arrays[3] = {
-        {"in", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"weights", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
+        {"in", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"weights", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, const float, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-            memplace::Place::Global>,
+        memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Constant,
             memplace::Place::Global>>;
     template <class... Acc>
@@ -94,16 +94,16 @@ struct memplace_kernel_scale_rows {
     static constexpr const char* name = "scale_rows";
     static constexpr int numArrays = 3;
     static constexpr memplace::ArrayDesc arrays[3] = {
-        {"scale", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0},
+        {"scale", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0, memplace::Place::ReadOnly},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, const float, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-            memplace::Place::Global>,
+        memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::Constant, memplace::Place::Texture,
             memplace::Place::Global>>;
     template <class... Acc>

@@ -48,8 +48,9 @@ struct memplace_kernel_scale {
         {"out", 3, sizeof(T), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const T, T>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>
@@ -93,8 +94,9 @@ struct memplace_kernel_block_sum {
         {"partial", 2, sizeof(T), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const T, T>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>

@@ -100,8 +100,9 @@ struct memplace_kernel_apply_lut {
         {"out", 2, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const unsigned char, float>;
-    // Specialised besides the default (every array global): read-only arrays on
-    // the read-only path, and every array in its likely place (docs/rewriting.md).
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     template <class... Acc>

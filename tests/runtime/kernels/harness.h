@@ -136,6 +136,9 @@ inline float randomFloat(std::mt19937_64& g) {
 // Launchers the tracing tests and the benchmark use (defined in the kernel files).
 cudaError_t saxpyRewritten(int n, float a, const float* x, float* y, dim3 block, cudaStream_t s);
 void saxpyOriginal(int n, float a, const float* x, float* y, dim3 block, cudaStream_t s);
+/// saxpy with x's original place the read-only path (`const float* __restrict__ x`).
+cudaError_t saxpyRestrictRewritten(int n, float a, const float* x, float* y, dim3 block,
+                                   cudaStream_t s);
 cudaError_t uniformLookupRewritten(int n, int iters, unsigned mask, const float* coef, float* out,
                                    cudaStream_t s);
 void uniformLookupOriginal(int n, int iters, unsigned mask, const float* coef, float* out,

@@ -44,7 +44,35 @@ struct memplace_kernel_saxpy {
     }
 };
 
+// The same kernel as a program that declared `const float* __restrict__ x` would have it
+// rewritten: x's original place is the read-only path, which the default instantiation uses.
+struct memplace_kernel_saxpy_restrict {
+    static constexpr const char* name = "saxpy_restrict";
+    static constexpr int numArrays = 2;
+    static constexpr memplace::ArrayDesc arrays[2] = {
+        {"x", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
+         memplace::Place::ReadOnly},
+        {"y", 3, sizeof(float), memplace::Mode::ReadWrite, memplace::kPlaces_rw, 1},
+    };
+    using types = memplace::Types<const float, float>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::Global, memplace::Place::Global>>;
+    template <class... Acc>
+    static auto kernel() { return &saxpy<Acc...>; }
+    template <class... Acc>
+    static void launch(dim3 g, dim3 b, size_t shmem, cudaStream_t s, int n, float a, Acc... acc) {
+        auto k = kernel<Acc...>();
+        MEMPLACE_LAUNCH(k, g, b, shmem, s, n, a, acc...);
+    }
+};
+
 namespace mptest {
+
+cudaError_t saxpyRestrictRewritten(int n, float a, const float* x, float* y, dim3 block,
+                                   cudaStream_t s) {
+    return memplace::launch<memplace_kernel_saxpy_restrict>((n + block.x - 1) / block.x, block, 0,
+                                                            s, n, a, x, y);
+}
 
 cudaError_t saxpyRewritten(int n, float a, const float* x, float* y, dim3 block, cudaStream_t s) {
     return memplace::launch<memplace_kernel_saxpy>((n + block.x - 1) / block.x, block, 0, s, n, a,
