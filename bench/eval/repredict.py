@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Re-scores an evaluation without a GPU: the engine of this checkout predicts every placement a
+device run measured, from the Placer's traces of that run (issue 8, item 5: fix the model, not
+the benchmark, and see what the fix does to the figures before spending device time).
+
+  repredict.py DIR [--memplace build/bin/memplace] [--spec h100] [--cases PROG[,PROG...]]
+               [--detail] [-- extra `memplace place` options]
+
+DIR holds what bench/evaluate.sh brought back: placements.csv, cases.csv and the Placer's traces
+(traces.tar.xz, unpacked into DIR/traces on first use).
+
+For each kernel x input it runs `memplace place TRACE --spec SPEC --evaluate P ...` on every
+placement measured through the runtime's own dispatch, then recomputes as analyze.py does:
+  rho       Spearman's rank correlation of predicted and measured time (model-feasible ones);
+  choice    the Placer's rule on the measured placements: the least predicted time, an
+            uncompiled (dynamic) placement charged the Placer's 1.10 penalty; among equals a
+            compiled one, then the one closest to the original; each placement is also tried
+            with its read-only/global arrays put back where the original keeps them (the model
+            prices both alike); the original stays unless the choice is predicted 1.02x faster;
+  within 5% the choice's measured time against the best measured;
+  share     geomean speedup of the choice over the original / the oracle's.
+The choice is made among the measured placements only (a new model may prefer one that was not
+measured; such cases are counted and listed with --detail).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+from collections import OrderedDict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from analyze import spearman  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PENALTY = 1.10
+THRESHOLD = 1.02
+ALIASES = {"global", "readonly"}  # one option in the model on sm_70+ (docs/NOTES.md)
+
+
+def parse(p):
+    return OrderedDict(x.split("=", 1) for x in p.split(",") if x)
+
+
+def unparse(d):
+    """The canonical text of a placement: arrays sorted by name."""
+    return ",".join("%s=%s" % kv for kv in sorted(d.items()))
+
+
+def load_rows(d):
+    with open(os.path.join(d, "placements.csv")) as f:
+        prows = list(csv.DictReader(f))
+    with open(os.path.join(d, "cases.csv")) as f:
+        crows = list(csv.DictReader(f))
+    return prows, crows
+
+
+def traces_dir(d):
+    t = os.path.join(d, "traces")
+    if not os.path.isdir(t):
+        with tarfile.open(os.path.join(d, "traces.tar.xz")) as tf:
+            tf.extractall(d)
+    return t
+
+
+def find_trace(tdir, prog, inp, kernel):
+    folder = os.path.join(tdir, "%s__%s" % (prog, inp))
+    if not os.path.isdir(folder):
+        return None
+    names = sorted(f for f in os.listdir(folder) if f.startswith(kernel + "-"))
+    return os.path.join(folder, names[0]) if names else None
+
+
+def predict(args, trace, placements):
+    """{placement string: predicted seconds or None (infeasible)} from one `memplace place`."""
+    out = {}
+    chunk = 64  # keep command lines short
+    for i in range(0, len(placements), chunk):
+        cmd = [args.memplace, "place", trace, "--spec", args.spec, "--json", "--top", "1"]
+        for p in placements[i:i + chunk]:
+            cmd += ["--evaluate", p]
+        cmd += args.extra
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s: %s" % (" ".join(cmd[:3]), r.stderr.strip()[-400:]))
+        j = json.loads(r.stdout)
+        for e in j["evaluated"]:
+            out[e["request"]] = e["predicted_time"] if e["feasible"] else None
+    return out
+
+
+def choose(cands, original):
+    """The Placer's rule (placer/src/placer.cpp runEngine) among measured candidates:
+    cands = [(placement dict, predicted s, compiled bool)]."""
+    pred_of = {unparse(p): (t, c) for p, t, c in cands}
+    orig_key = unparse(original)
+    if orig_key not in pred_of or pred_of[orig_key][0] is None:
+        return orig_key
+    t_orig = pred_of[orig_key][0]
+    options = []
+    for p, t, c in cands:
+        if t is None:
+            continue
+        variants = [p]
+        q = OrderedDict((a, original[a] if v in ALIASES and original.get(a) in ALIASES else v)
+                        for a, v in p.items())
+        if q != p and unparse(q) in pred_of:
+            variants.append(q)
+        for v in variants:
+            vc = pred_of[unparse(v)][1]
+            changed = sum(1 for a in v if v[a] != original.get(a))
+            options.append((t * (1.0 if vc else PENALTY), not vc, changed, unparse(v)))
+    if not options:
+        return orig_key
+    best = min(options)
+    if not best[0] * THRESHOLD < t_orig:
+        return orig_key
+    return best[3]
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--memplace", default=os.path.join(ROOT, "build", "bin", "memplace"))
+    ap.add_argument("--spec", default="h100")
+    ap.add_argument("--cases", help="programs to re-score (comma list); default all")
+    ap.add_argument("--detail", action="store_true", help="one line per case")
+    ap.add_argument("extra", nargs="*", help="after --: more `memplace place` options")
+    args = ap.parse_args()
+    prows, crows = load_rows(args.dir)
+    tdir = traces_dir(args.dir)
+    only = set(args.cases.split(",")) if args.cases else None
+    by = OrderedDict()
+    for r in prows:
+        by.setdefault((r["program"], r["input"], r["kernel"]), []).append(r)
+    results = []
+    for c in crows:
+        key = (c["program"], c["input"], c["kernel"])
+        if only and key[0] not in only:
+            continue
+        trace = find_trace(tdir, *key)
+        rows = [r for r in by.get(key, []) if r["status"] == "ok" and r["median_ms"]
+                and r["equal"] == "1" and r["dynamic_requested"] != "1"]
+        if trace is None or not rows:
+            print("%s %s %s: no trace or no measurement; skipped" % key, file=sys.stderr)
+            continue
+        measured = OrderedDict()
+        for r in rows:
+            k = unparse(parse(r["placement"]))
+            measured.setdefault(k, (float(r["median_ms"]), r["dispatch"] == "specialized"))
+        pred = predict(args, trace, list(measured))
+        original = parse(c["original"]) if c["original"] else None
+        orig_key = unparse(original) if original else None
+        if orig_key not in measured:
+            print("%s %s %s: the original was not measured; skipped" % key, file=sys.stderr)
+            continue
+        cands = [(parse(k), pred.get(k), comp) for k, (_, comp) in measured.items()]
+        pick = choose(cands, original)
+        pts = [(pred[k], t) for k, (t, _) in measured.items() if pred.get(k) is not None]
+        rho = spearman([p for p, _ in pts], [t for _, t in pts])
+        t_best = min(t for t, _ in measured.values())
+        t_orig = measured[orig_key][0]
+        t_pick = measured[pick][0]
+        results.append(dict(key=key, rho=rho, within=t_pick <= 1.05 * t_best,
+                            s_pick=t_orig / t_pick, s_best=t_orig / t_best, pick=pick,
+                            best=min(measured, key=lambda k: measured[k][0]),
+                            n=len(pts)))
+    if args.detail:
+        for x in results:
+            print("%-14s %-12s %-24s rho %5s  %s  S %.3f / best %.3f  pick %s" % (
+                x["key"][0], x["key"][1], x["key"][2][:24],
+                "-" if x["rho"] is None else "%.2f" % x["rho"], "in5 " if x["within"] else "MISS",
+                x["s_pick"], x["s_best"], x["pick"][:90]))
+    rhos = sorted(x["rho"] for x in results if x["rho"] is not None)
+    med = rhos[len(rhos) // 2] if len(rhos) % 2 else (
+        (rhos[len(rhos) // 2 - 1] + rhos[len(rhos) // 2]) / 2 if rhos else None)
+    n = len(results)
+    gm_pick = geomean([x["s_pick"] for x in results])
+    gm_best = geomean([x["s_best"] for x in results])
+    print("cases %d; within 5%% of the best: %.3f; geomean speedup %.3f, oracle %.3f, share %.3f; "
+          "median Spearman %.3f over %d cases (%d undefined)" % (
+              n, sum(x["within"] for x in results) / n if n else 0, gm_pick or 0, gm_best or 0,
+              (gm_pick / gm_best) if gm_pick and gm_best else 0, med if med is not None else 0,
+              len(rhos), n - len(rhos)))
+
+
+if __name__ == "__main__":
+    main()
