@@ -41,6 +41,21 @@ std::optional<trace::TraceFormat> formatOf(const std::string& s, bool& bad) {
     return f;
 }
 
+/// What `trace convert` and `trace synth` say about the file they wrote.
+void printWritten(const TraceOptions& o, const trace::Trace& t, trace::TraceFormat form) {
+    if (o.json) {
+        const json out = {{"file", o.output},
+                          {"kernel", t.header().kernel},
+                          {"records", t.records().size()},
+                          {"lanes", t.laneCount()},
+                          {"form", std::string(trace::traceFormatName(form))}};
+        std::cout << out.dump(2) << "\n";
+        return;
+    }
+    std::cout << fmt::format("{}: {} records, {} lanes, {} form\n", o.output, t.records().size(),
+                             t.laneCount(), trace::traceFormatName(form));
+}
+
 int runInfo(const TraceOptions& o) {
     bool bad = false;
     auto from = formatOf(o.from, bad);
@@ -162,16 +177,23 @@ int runConvert(const TraceOptions& o) {
         printDiagnostics(w.diagnostics());
         return kExitBadInput;
     }
-    std::cout << fmt::format("{}: {} records, {} lanes, {} form\n", o.output, t->records().size(),
-                             t->laneCount(), trace::traceFormatName(target));
+    printWritten(o, *t, target);
     return kExitSuccess;
 }
 
 int runSynth(const TraceOptions& o) {
     const auto& kernels = trace::synth::exampleKernels();
     if (o.list || o.name.empty()) {
-        for (const auto& k : kernels) {
-            std::cout << fmt::format("{:14} {}\n", k.name, k.description);
+        if (o.json) {
+            json list = json::array();
+            for (const auto& k : kernels) {
+                list.push_back({{"name", k.name}, {"description", k.description}});
+            }
+            std::cout << list.dump(2) << "\n";
+        } else {
+            for (const auto& k : kernels) {
+                std::cout << fmt::format("{:14} {}\n", k.name, k.description);
+            }
         }
         return o.list ? kExitSuccess : kExitBadInput;
     }
@@ -202,8 +224,7 @@ int runSynth(const TraceOptions& o) {
         printDiagnostics(w.diagnostics());
         return kExitBadInput;
     }
-    std::cout << fmt::format("{}: {} records, {} lanes\n", o.output, t->records().size(),
-                             t->laneCount());
+    printWritten(o, *t, target);
     return kExitSuccess;
 }
 
@@ -230,7 +251,7 @@ static void addTraceCommands(CLI::App& app, CommandContext& ctx) {
                         "Output form: binary or text (default: by extension, "
                         ".trace and .txt are text)");
     convert->add_flag("--force", o->force, "Replace an existing output file");
-    convert->add_flag("--json", o->json, "Accepted for uniformity; output is one line");
+    convert->add_flag("--json", o->json, "Print what was written as JSON");
     convert->callback([&ctx, o] { ctx.exitCode = runConvert(*o); });
 
     auto* synth = cmd->add_subcommand("synth", "Write one of the bundled example traces");
@@ -241,7 +262,7 @@ static void addTraceCommands(CLI::App& app, CommandContext& ctx) {
     synth->add_option("--seed", o->seed, "Random seed (default 1)");
     synth->add_flag("--list", o->list, "List the examples");
     synth->add_flag("--force", o->force, "Replace an existing output file");
-    synth->add_flag("--json", o->json, "Accepted for uniformity");
+    synth->add_flag("--json", o->json, "Print what was written (or the --list) as JSON");
     synth->callback([&ctx, o] { ctx.exitCode = runSynth(*o); });
 }
 

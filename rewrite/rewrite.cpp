@@ -1963,6 +1963,7 @@ Expected<RewriteResult> Rewriter::run() {
                 ap.accessor ? detail::maskText(ap.mask, ap.dims, ap.written()) : std::string();
             ar.dims = ap.accessor ? ap.dims : 1;
             ar.widthParam = ap.accessor ? ap.widthParam : -1;
+            ar.original = ap.accessor ? ap.original : Place::Global;
             if (ap.accessor) {
                 ar.likely = fmt::format("{}: {}", placeName(ap.likely), ap.likelyWhy);
                 for (const auto& n : ap.notes) {

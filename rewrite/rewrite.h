@@ -45,17 +45,18 @@ struct RewriteOptions {
 /// One pointer parameter of a kernel: an accessor, or a raw pointer with the reason.
 struct ArrayReport {
     std::string name;
-    int param = -1;          ///< position in the kernel's parameter list
-    bool accessor = false;   ///< the kernel is templated on an accessor type for it
-    std::string elementType; ///< as the parameter declares it ("const float", "const T")
-    std::string mode;        ///< memplace::Mode: "Read", "Write", "ReadWrite"
-    PlaceSet places;         ///< the descriptor's mask (feasible places)
-    std::string mask;        ///< how the descriptor spells it ("memplace::kPlaces_ro_1d")
-    int dims = 1;            ///< 2: indexed row * width + column (2-D texture)
-    int widthParam = -1;     ///< dims == 2: the parameter holding the row length
-    std::string likely;      ///< the statically likely place and why ("constant: ...")
-    std::string reason;      ///< raw pointer: why; accessor: places left out beyond the
-                             ///< analysis's, if any
+    int param = -1;                 ///< position in the kernel's parameter list
+    bool accessor = false;          ///< the kernel is templated on an accessor type for it
+    std::string elementType;        ///< as the parameter declares it ("const float", "const T")
+    std::string mode;               ///< memplace::Mode: "Read", "Write", "ReadWrite"
+    PlaceSet places;                ///< the descriptor's mask (feasible places)
+    std::string mask;               ///< how the descriptor spells it ("memplace::kPlaces_ro_1d")
+    int dims = 1;                   ///< 2: indexed row * width + column (2-D texture)
+    int widthParam = -1;            ///< dims == 2: the parameter holding the row length
+    std::string likely;             ///< the statically likely place and why ("constant: ...")
+    Place original = Place::Global; ///< where the program as written keeps it (the default)
+    std::string reason;             ///< raw pointer: why; accessor: places left out beyond the
+                                    ///< analysis's, if any
 };
 
 /// One kernel (a template counts once, with its analysed instantiations).
@@ -68,7 +69,7 @@ struct KernelReport {
     std::string reason;     ///< why the kernel was left as written
     std::vector<ArrayReport> arrays;
     /// The placements compiled as specialised instantiations besides the default (every array
-    /// global), one place per accessor array in descriptor order.
+    /// where the program keeps it), one place per accessor array in descriptor order.
     std::vector<std::vector<Place>> compiled;
     int launches = 0; ///< launches rewritten to memplace::launch
 };

@@ -63,6 +63,7 @@ nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath) {
                     aj["width_param"] = a.widthParam;
                 }
                 aj["likely"] = a.likely;
+                aj["original"] = placeName(a.original);
             }
             if (!a.reason.empty()) {
                 aj["reason"] = a.reason;

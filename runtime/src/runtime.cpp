@@ -919,6 +919,14 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         } else if (p != Place::ReadOnly && !ai.extentKnown) {
             why = "the array's extent is unknown (not a CUDA allocation? give it with "
                   "memplace::setExtent)";
+        } else if (p != d.original && p != Place::L2Persist) {
+            // The program as written is its author's; a place memplace chooses must not read
+            // memory another array of the launch writes (or stage memory another reads).
+            if (const std::string other = info.sharesMemoryWithWritten(static_cast<std::size_t>(j));
+                !other.empty()) {
+                why = std::string(placeName(p)) + ": the array may share memory with '" + other +
+                      "', and one of them is written";
+            }
         }
         if (!why.empty()) {
             fallback(j, why);

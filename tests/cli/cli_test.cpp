@@ -229,5 +229,29 @@ TEST(Cli, TraceCommands) {
     EXPECT_EQ(runMemplace("trace info /nonexistent").exitCode, 2);
 }
 
+TEST(Cli, TraceConvertAndSynthPrintJson) {
+    auto list = runMemplace("trace synth --list --json");
+    ASSERT_EQ(list.exitCode, 0) << list.err;
+    auto names = nlohmann::json::parse(list.out);
+    ASSERT_TRUE(names.is_array());
+    EXPECT_FALSE(names.empty());
+    EXPECT_TRUE(names[0].contains("name") && names[0].contains("description"));
+    auto synth = runMemplace("trace synth saxpy -o /tmp/memplace_cli_synth.trace --force --json");
+    ASSERT_EQ(synth.exitCode, 0) << synth.err;
+    auto s = nlohmann::json::parse(synth.out);
+    EXPECT_EQ(s["file"], "/tmp/memplace_cli_synth.trace");
+    EXPECT_EQ(s["form"], "text");
+    EXPECT_GT(s["records"].get<int>(), 0);
+    auto conv = runMemplace("trace convert /tmp/memplace_cli_synth.trace -o "
+                            "/tmp/memplace_cli_synth.bin --force --json");
+    ASSERT_EQ(conv.exitCode, 0) << conv.err;
+    auto c = nlohmann::json::parse(conv.out);
+    EXPECT_EQ(c["form"], "binary");
+    EXPECT_EQ(c["records"], s["records"]);
+    EXPECT_EQ(c["lanes"], s["lanes"]);
+    std::remove("/tmp/memplace_cli_synth.trace");
+    std::remove("/tmp/memplace_cli_synth.bin");
+}
+
 } // namespace
 } // namespace memplace

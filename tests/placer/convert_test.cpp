@@ -207,6 +207,28 @@ TEST(ToTrace, SaxpyRecordsBecomeTheTrace) {
     EXPECT_EQ(third.array, 1u);
 }
 
+TEST(ToTrace, ArraysSharingMemoryWithAWrittenOneKeepTheSafePlaces) {
+    LaunchInfo info = saxpyInfo(1 << 10);
+    info.arrays[0].original = Place::ReadOnly;
+    info.arrays[1].ptr = info.arrays[0].ptr; // y = a*y + y, called as saxpy(y, y)
+    EXPECT_EQ(info.sharesMemoryWithWritten(0), "y");
+    EXPECT_EQ(info.sharesMemoryWithWritten(1), "x");
+    const TraceResult r = saxpyResult(info, {0});
+    auto t = toTrace(info, r, nullptr);
+    ASSERT_TRUE(t) << t.message();
+    const trace::TraceHeader& h = t->header();
+    EXPECT_EQ(h.arrays[0].feasible, (PlaceSet{Place::Global, Place::ReadOnly, Place::L2Persist}));
+    EXPECT_EQ(h.arrays[0].original, Place::ReadOnly);
+    EXPECT_EQ(h.arrays[1].feasible, (PlaceSet{Place::Global, Place::L2Persist}));
+    // Apart, everything the descriptor allows.
+    info.arrays[1].ptr = reinterpret_cast<const void*>(0x90000);
+    EXPECT_EQ(info.sharesMemoryWithWritten(0), "");
+    auto apart = toTrace(info, saxpyResult(info, {0}), nullptr);
+    ASSERT_TRUE(apart) << apart.message();
+    EXPECT_TRUE(apart->header().arrays[0].feasible.contains(Place::Texture));
+    EXPECT_TRUE(apart->header().arrays[1].feasible.contains(Place::Shared));
+}
+
 TEST(ToTrace, RegistersSharedAndPartialWarps) {
     LaunchInfo info = saxpyInfo(1000);
     info.registers = 40;

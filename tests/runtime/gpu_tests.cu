@@ -299,6 +299,47 @@ void originalPlacementTests(cudaStream_t s) {
     MPT_CHECK(cudaFree(yref));
 }
 
+// ---- aliasing the analysis could not see ------------------------------------------------------
+
+/// x and y are the same buffer (y = a*y + y): a place other than global for x would read memory
+/// the kernel writes, so the runtime keeps it global and says why.
+void aliasingTest(cudaStream_t s) {
+    const int n = 5000;
+    std::vector<float> hy(n);
+    std::mt19937_64 g(5);
+    for (float& v : hy) {
+        v = randomFloat(g);
+    }
+    float *y = nullptr, *yref = nullptr;
+    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
+    MPT_CHECK(cudaMalloc(&yref, n * sizeof(float)));
+    h2d(yref, hy.data(), n * sizeof(float));
+    saxpyOriginal(n, 1.7f, yref, yref, 256, s);
+    std::vector<float> want(n);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    MPT_CHECK(cudaMemcpy(want.data(), yref, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (Place px : {Place::Texture, Place::Constant, Place::Shared, Place::ReadOnly}) {
+        memplace::setPlacement("saxpy", {{"x", px}, {"y", Place::Global}});
+        h2d(y, hy.data(), n * sizeof(float));
+        const cudaError_t st = saxpyRewritten(n, 1.7f, y, y, 256, s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        const memplace::LaunchReport rep = memplace::lastReport();
+        std::vector<float> got(n);
+        MPT_CHECK(cudaMemcpy(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+        const bool ok = st == cudaSuccess && rep.arrays[0].placed == Place::Global &&
+                        rep.arrays[0].fallback.find("share memory with 'y'") != std::string::npos &&
+                        std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0;
+        expect(ok, "aliasing: x=" + std::string(memplace::placeName(px)) + " with x == y -> " +
+                       std::string(memplace::placeName(rep.arrays[0].placed)) + " (" +
+                       rep.arrays[0].fallback + ")");
+        table << "| aliasing | saxpy x == y, x=" << memplace::placeName(px) << " | "
+              << rep.arrays[0].fallback << " | " << (ok ? "pass" : "FAIL") << " |\n";
+    }
+    memplace::clearPlacements();
+    MPT_CHECK(cudaFree(y));
+    MPT_CHECK(cudaFree(yref));
+}
+
 // ---- one constant pool, two streams --------------------------------------------------------
 
 void constantPoolStreams() {
@@ -705,6 +746,7 @@ int main(int argc, char** argv) {
         table << "\n| test | configuration | observed | result |\n|---|---|---|---|\n";
         fallbackTests(s);
         originalPlacementTests(s);
+        aliasingTest(s);
         constantPoolStreams();
         policyTest(s);
         traceTests(s);

@@ -55,6 +55,28 @@ struct LaunchInfo {
     std::size_t staticSharedBytes = 0;
     std::size_t constantPoolBytes = 0; ///< this translation unit's constant pool
     uint64_t launchId = 0;             ///< the launch's number (LaunchReport::launchId)
+
+    /// The name of another array of the launch that array j may share memory with while one of
+    /// the two is written, or empty: then only global, l2persist and the array's original place
+    /// are safe for it. Extents run to the end of each allocation, so arrays carved from one
+    /// allocation count as overlapping (the safe answer).
+    std::string sharesMemoryWithWritten(std::size_t j) const {
+        const ArrayInfo& a = arrays[j];
+        const auto lo = reinterpret_cast<std::uintptr_t>(a.ptr);
+        const std::uintptr_t hi = lo + (a.extentKnown ? a.extentBytes : 1);
+        for (std::size_t k = 0; k < arrays.size(); ++k) {
+            const ArrayInfo& b = arrays[k];
+            if (k == j || b.ptr == nullptr || (a.mode == Mode::Read && b.mode == Mode::Read)) {
+                continue;
+            }
+            const auto blo = reinterpret_cast<std::uintptr_t>(b.ptr);
+            const std::uintptr_t bhi = blo + (b.extentKnown ? b.extentBytes : 1);
+            if (lo < bhi && blo < hi) {
+                return b.name;
+            }
+        }
+        return {};
+    }
 };
 
 // ---- tracing -------------------------------------------------------------------------------
