@@ -440,6 +440,36 @@ double hitRatioError(const TraceStats& exact, const TraceStats& sampled) {
     return weight > 0 ? weighted / weight : 0;
 }
 
+namespace {
+
+/// The bytes of the device cache partition a place keeps its lines in (the persisting L2
+/// set-aside of l2persist: a device-scoped cache the global place does not pass), or 0.
+uint64_t persistingSetAside(const spec::Spec& s, const spec::PlaceEntry& e) {
+    const spec::PlaceEntry* global = s.findPlace(Place::Global);
+    if (global == nullptr || e.place == Place::Global) {
+        return 0;
+    }
+    for (const auto& level : e.levels) {
+        const spec::Memory* m = s.findMemory(level);
+        if (m != nullptr && !m->softwareManaged && m->shareScope == ShareScope::Device &&
+            std::find(global->levels.begin(), global->levels.end(), level) ==
+                global->levels.end()) {
+            return m->size;
+        }
+    }
+    return 0;
+}
+
+/// Lines of array a the whole grid touches at stream kind k: the traced footprint scaled to the
+/// grid, at most the array's lines.
+double gridLines(const TraceStats& st, size_t a, size_t k) {
+    const double lineBytes = static_cast<double>(st.kinds[k].lineBytes);
+    const double arrayLines = std::ceil(static_cast<double>(st.arrays[a].info.bytes()) / lineBytes);
+    return std::min(arrayLines, st.arrays[a].streams[k].footprintLines * st.scale);
+}
+
+} // namespace
+
 Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const AnalysisOptions& options) {
     auto started = std::chrono::steady_clock::now();
 
@@ -601,6 +631,11 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
             } else if (e->capacity > 0 && info.bytes() > e->capacity && p != Place::Global) {
                 why = fmt::format("{} bytes exceed the {} bytes {} offers", info.bytes(),
                                   e->capacity, placeName(p));
+            } else if (const uint64_t setAside = persistingSetAside(s, *e);
+                       setAside > 0 && info.bytes() > 2 * setAside) {
+                why = fmt::format("{} bytes are more than twice the {}-byte persisting set-aside: "
+                                  "a window that large thrashes it (2.0-2.4x slower on an H100)",
+                                  info.bytes(), setAside);
             } else if (isStaged(s, *e)) {
                 if (written && !as.singleWriterBlocks) {
                     why = "elements written by more than one block cannot be copied back";
@@ -1064,15 +1099,12 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                 // the grid, but the grid touches at most the array's lines (or the traced
                 // footprint scaled, for arrays blocks share little of): the rest were first
                 // touched by an untraced block, and are reuses at about the grid's footprint.
-                const double lineBytes = static_cast<double>(st.kinds[k].lineBytes);
-                const double arrayLines =
-                    std::ceil(static_cast<double>(st.arrays[a].info.bytes()) / lineBytes);
-                const double gridLines = std::min(arrayLines, as.footprintLines * st.scale);
+                const double lines = gridLines(st, a, k);
                 const double cold = (as.reads.cold() + as.writes.cold()) * st.scale;
-                if (cold > gridLines && gridLines > 0) {
-                    const double warm = 1.0 - gridLines / cold;
+                if (cold > lines && lines > 0) {
+                    const double warm = 1.0 - lines / cold;
                     const auto distance = static_cast<uint64_t>(
-                        std::max(1.0, gridLines / std::max(1.0, as.extrapolation)));
+                        std::max(1.0, lines / std::max(1.0, as.extrapolation)));
                     as.reads.warmCold(warm, distance);
                     as.writes.warmCold(warm, distance);
                     as.reads.finalize();

@@ -739,8 +739,12 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
         double cap = pool.baseBytes - (pool.carved ? carve : 0.0);
         for (size_t q = 0; q < pools_.size(); ++q) {
-            if (pools_[q].partition && pools_[q].unit == pool.unit) {
-                cap -= s.setAside[q];
+            // The runtime sets the persisting limit to the device's maximum: once any array
+            // persists, normal accesses lose the whole set-aside, not only what the array fills
+            // (measured on an H100: a 4 MB persisting array slowed bfs_expand's other gathers
+            // 1.05-1.5x, a 16 MB one spmv's 1.26x; docs/NOTES.md).
+            if (pools_[q].partition && pools_[q].unit == pool.unit && s.setAside[q] > 0) {
+                cap -= pools_[q].baseBytes;
             }
         }
         s.poolCap[p] = std::clamp(cap, 0.0, pool.cacheBytes);

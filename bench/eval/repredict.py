@@ -135,8 +135,10 @@ def main():
     ap.add_argument("--spec", default="h100")
     ap.add_argument("--cases", help="programs to re-score (comma list); default all")
     ap.add_argument("--detail", action="store_true", help="one line per case")
-    ap.add_argument("extra", nargs="*", help="after --: more `memplace place` options")
-    args = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.extra = extra
     prows, crows = load_rows(args.dir)
     tdir = traces_dir(args.dir)
     only = set(args.cases.split(",")) if args.cases else None

@@ -387,12 +387,16 @@ TEST(Model, H100PersistingWindowPartitionsL2) {
     ASSERT_TRUE(pr.feasible) << pr.reason;
     const double bytes = static_cast<double>(m.stats().arrays[0].info.bytes());
     EXPECT_DOUBLE_EQ(level(pr, 0, "L2persist").capacityBytes, bytes);
-    // Everyone else shares what is left of the 50 MB.
+    // Everyone else shares what is left of the 50 MB once the whole set-aside is taken (the
+    // runtime sets the persisting limit to the device's maximum, 31.25 MB).
     const double l2 = 50.0 * 1024 * 1024;
+    const double setAside = 31.25 * 1024 * 1024;
+    Prediction none = m.predict(m.baseline());
     for (size_t i = 1; i < pr.arrays.size(); ++i) {
         for (const auto& l : pr.arrays[i].levels) {
             if (l.memory == "L2") {
-                EXPECT_LE(l.capacityBytes, l2 - bytes + 1e-6);
+                EXPECT_LE(l.capacityBytes, l2 - setAside + 1e-6);
+                EXPECT_GT(level(none, i, "L2").capacityBytes, l2 - setAside + 1e-6);
             }
         }
     }
@@ -404,6 +408,28 @@ TEST(Model, H100PersistingWindowPartitionsL2) {
         EXPECT_FALSE(m.feasible(p, &why));
         EXPECT_NE(why.find("access-policy window"), std::string::npos) << why;
     }
+}
+
+TEST(Model, NoPersistingWindowOverMoreThanTwiceTheSetAside) {
+    auto s = spec::loadSpec("h100");
+    ASSERT_TRUE(s.ok());
+    // 31.25 MB set-aside: 60 MB may persist, 70 MB may not (measured 2.0-2.4x slower).
+    const std::string head = "kernel k\ngrid 1\nblock 32\n"
+                             "array A elem=4 length=15728640 mode=read\n"
+                             "array B elem=4 length=18350080 mode=read\n";
+    auto m = build(parse("r 0 0 0 A * 0..31\nr 0 0 1 B * 0..31\n", head), *s);
+    auto has = [&](size_t i) {
+        const auto& c = m->candidates(i);
+        return std::find(c.begin(), c.end(), Place::L2Persist) != c.end();
+    };
+    EXPECT_TRUE(has(0));
+    EXPECT_FALSE(has(1));
+    bool reason = false;
+    for (const auto& e : m->stats().arrays[1].exclusions) {
+        reason = reason || (e.place == Place::L2Persist &&
+                            e.reason.find("twice the") != std::string::npos);
+    }
+    EXPECT_TRUE(reason);
 }
 
 TEST(Model, ReadOnlyPathIsAnAliasOfGlobalOnH100) {
