@@ -41,15 +41,19 @@ std::string_view modeName(Mode m); ///< "off", "auto", "trace"
 
 struct Options {
     Mode mode = Mode::Auto;
-    std::string spec;       ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
-    std::string specDir;    ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
-    std::string cacheDir;   ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
-    std::string reportPath; ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
-    std::string traceDir;   ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
+    std::string spec; ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
+    std::string
+        specDir; ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
+    std::string cacheDir;     ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
+    std::string reportPath;   ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
+    std::string traceDir;     ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
     bool timeKernels = false; ///< MEMPLACE_TIME=1: CUDA events around every launch
     Sampling sampling;        ///< MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS
     int maxTraceAttempts = 3; ///< traced launches per signature when the buffer overflows
     search::Algorithm search = search::Algorithm::BranchAndBound; ///< MEMPLACE_SEARCH
+    /// MEMPLACE_SEARCH_MS: branch-and-bound stops after this long with the best placement found
+    /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (docs/NOTES.md).
+    double searchMs = 50;
     /// The decision must be predicted this much faster than the original, else the original
     /// placement stays (no materialisation, no dynamic accessor for a marginal gain).
     double minSpeedup = 1.02;
@@ -115,14 +119,14 @@ struct KernelRecord {
     std::string status = "pending";
     std::string source; ///< "trace" or "cache"
     std::string failure;
-    Placement decision;     ///< descriptor order (empty until decided)
-    Placement engineBest;   ///< the engine's best placement, compiled or not
-    std::string why;        ///< how the decision follows from the engine's result
-    bool compiled = false;  ///< the decision is among the compiled placements
+    Placement decision;           ///< descriptor order (empty until decided)
+    Placement engineBest;         ///< the engine's best placement, compiled or not
+    std::string why;              ///< how the decision follows from the engine's result
+    bool compiled = false;        ///< the decision is among the compiled placements
     double predictedSeconds = 0;  ///< of the decision
     double originalSeconds = 0;   ///< of the original placement
     double engineBestSeconds = 0; ///< of engineBest
-    std::string dispatch; ///< the last placed launch's ("specialized", "dynamic"), else ""
+    std::string dispatch;         ///< the last placed launch's ("specialized", "dynamic"), else ""
     std::vector<std::string> fallbacks; ///< arrays the runtime could not place as decided
 
     uint64_t launches = 0;

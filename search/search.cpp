@@ -261,8 +261,10 @@ Candidate rules(const Model& m, Evaluator& ev, std::vector<std::string>& notes) 
 
 class BranchAndBound {
 public:
-    BranchAndBound(const Model& m, Evaluator& ev, TopK& top, uint64_t nodeLimit)
-        : m_(m), ev_(ev), top_(top), nodeLimit_(nodeLimit) {}
+    BranchAndBound(const Model& m, Evaluator& ev, TopK& top, uint64_t nodeLimit,
+                   double timeLimitSeconds)
+        : m_(m), ev_(ev), top_(top), nodeLimit_(nodeLimit), timeLimit_(timeLimitSeconds),
+          started_(std::chrono::steady_clock::now()) {}
 
     void run() {
         const size_t n = m_.arrayCount();
@@ -317,7 +319,7 @@ private:
         const size_t i = order_[depth];
         const bool leaf = depth + 1 == order_.size();
         for (Place q : places_[i]) {
-            if (stopped || nodes >= nodeLimit_) {
+            if (stopped || nodes >= nodeLimit_ || outOfTime()) {
                 stopped = true;
                 break;
             }
@@ -338,6 +340,16 @@ private:
         current_[i] = m_.baseline()[i];
     }
 
+    /// Checked every 1024 partial placements: the clock costs more than a bound.
+    bool outOfTime() {
+        if (timeLimit_ <= 0 || (nodes & 1023u) != 0 || nodes == lastCheck_) {
+            return false;
+        }
+        lastCheck_ = nodes;
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() >
+               timeLimit_;
+    }
+
     const Model& m_;
     Evaluator& ev_;
     TopK& top_;
@@ -346,6 +358,9 @@ private:
     Placement current_;
     std::vector<uint8_t> fixed_;
     uint64_t nodeLimit_;
+    double timeLimit_;
+    std::chrono::steady_clock::time_point started_;
+    uint64_t lastCheck_ = 0;
 };
 
 } // namespace
@@ -397,14 +412,18 @@ Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
         if (g) {
             neighbours(m, *g, ev, top);
         }
-        BranchAndBound bb(m, ev, top, options.nodeLimit);
+        BranchAndBound bb(m, ev, top, options.nodeLimit, options.timeLimitSeconds);
         bb.run();
         r.nodes = bb.nodes;
         r.exact = !bb.stopped;
         if (bb.stopped) {
-            r.notes.push_back(fmt::format("branch-and-bound stopped after {} partial placements: "
-                                          "the best placement found is not proven optimal",
-                                          bb.nodes));
+            r.notes.push_back(
+                fmt::format("branch-and-bound stopped after {} partial placements{}: "
+                            "the best placement found is not proven optimal",
+                            bb.nodes,
+                            bb.nodes < options.nodeLimit
+                                ? fmt::format(" ({:g} s limit)", options.timeLimitSeconds)
+                                : std::string()));
         }
         break;
     }

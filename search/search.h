@@ -46,6 +46,9 @@ struct SearchOptions {
     /// Branch-and-bound gives up after this many partial placements and returns the best found
     /// (exact = false, with a note); the greedy answer is always among the candidates.
     uint64_t nodeLimit = 20'000'000;
+    /// Branch-and-bound also gives up after this many seconds (0: no limit): the online Placer
+    /// cannot spend seconds on a kernel that runs for microseconds.
+    double timeLimitSeconds = 0;
 };
 
 struct SearchResult {

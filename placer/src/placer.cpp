@@ -119,6 +119,7 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     number("MEMPLACE_TRACE_BLOCKS", o.sampling.blocksPerSm, 1, 1 << 20);
     number("MEMPLACE_TRACE_WAVES", o.sampling.waves, 1, 1024);
     number("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, 1, 1 << 26);
+    number("MEMPLACE_SEARCH_MS", o.searchMs, 1, 3600000);
     if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
@@ -156,6 +157,7 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
     search::SearchOptions so;
     so.algorithm = options.search;
     so.topK = 8;
+    so.timeLimitSeconds = options.searchMs / 1000.0;
     auto sr = search::search(m, so);
     if (!sr) {
         return std::move(sr).takeFailure();

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace memplace::search {
@@ -211,6 +212,28 @@ TEST(Search, BranchAndBoundNodeLimitKeepsTheBestFound) {
     ASSERT_FALSE(r->notes.empty());
     EXPECT_NE(r->notes[0].find("not proven optimal"), std::string::npos);
     EXPECT_TRUE(m->feasible(r->best.placement));
+    o.algorithm = Algorithm::Greedy;
+    auto g = search(*m, o);
+    EXPECT_LE(r->best.cycles, g->best.cycles); // never worse than the greedy seed
+}
+
+TEST(Search, BranchAndBoundTimeLimitKeepsTheBestFound) {
+    // 24 arrays: far more partial placements than fit in 20 ms.
+    auto t = trace::synth::randomKernel(78, 24);
+    auto m = modelFor(*t, "h100");
+    SearchOptions o;
+    o.timeLimitSeconds = 0.02;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = search(*m, o);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_FALSE(r->exact);
+    ASSERT_FALSE(r->notes.empty());
+    EXPECT_NE(r->notes[0].find("s limit"), std::string::npos) << r->notes[0];
+    EXPECT_LT(r->nodes, o.nodeLimit);
+    // Generous: the limit is checked every 1024 partial placements, and this machine is shared.
+    EXPECT_LT(took, 5.0);
     o.algorithm = Algorithm::Greedy;
     auto g = search(*m, o);
     EXPECT_LE(r->best.cycles, g->best.cycles); // never worse than the greedy seed
