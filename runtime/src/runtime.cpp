@@ -43,8 +43,9 @@ struct DeviceAttrs {
     int maxPersist = 0;
     int maxWindow = 0;
     std::map<std::size_t, std::size_t> max1D; // texel size -> texels
-    bool l2LimitSet = false;
-    std::size_t l2SetAside = 0;
+    bool l2LimitSet = false;                  ///< the runtime raised the persisting L2 limit
+    std::size_t l2SetAside = 0;               ///< what it was raised to
+    std::size_t l2LimitBefore = 0; ///< what it was before (restored by the next launch without)
 };
 
 struct TexKey {
@@ -82,6 +83,9 @@ struct Runtime {
     EnvConfig env;
     bool envDynamic = false;
     bool quiet = false;
+    /// MEMPLACE_L2_LIMIT=keep: leave the persisting L2 set-aside raised after the launches that
+    /// need it (the default restores it before the next launch that does not).
+    bool keepL2Limit = false;
     DispatchMode apiDispatch = DispatchMode::Auto;
     std::map<std::string, std::vector<std::pair<std::string, Place>>> apiPlacements;
     std::shared_ptr<PlacementPolicy> policy;
@@ -212,6 +216,8 @@ void loadEnv(Runtime& r) {
     r.quiet = q != nullptr && *q != '\0' && std::strcmp(q, "0") != 0;
     r.env = parseMemplaceEnv(std::getenv("MEMPLACE"));
     r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
+    const char* l2 = std::getenv("MEMPLACE_L2_LIMIT");
+    r.keepL2Limit = l2 != nullptr && std::strcmp(l2, "keep") == 0;
     for (const std::string& w : r.env.warnings) {
         warnOnce(r, w);
     }
@@ -977,6 +983,17 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         }
     }
 
+    // A launch without a persisting array after one with: the set-aside goes back to what the
+    // program had, and lines still marked persisting become normal. Left raised, it costs every
+    // later kernel of the program the L2 it takes (measured on an H100: docs/NOTES.md).
+    if (l2Wanted.empty() && attrs.l2LimitSet && !r.keepL2Limit) {
+        (void)check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache", rep);
+        if (check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, attrs.l2LimitBefore),
+                  "cudaDeviceSetLimit(PersistingL2CacheSize, restore)", rep)) {
+            attrs.l2LimitSet = false;
+        }
+    }
+
     // L2 persisting: one access-policy window per stream, so the arrays placed there share one
     // window spanning them all, as long as that span fits the device's maximum window (an array
     // larger than the maximum gets a window over its first maxWindow bytes).
@@ -985,7 +1002,9 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         if (attrs.maxPersist <= 0 || attrs.maxWindow <= 0) {
             why = "l2persist: the device has no persisting L2 set-aside";
         } else if (!attrs.l2LimitSet) {
-            if (!check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
+            if (!check(cudaDeviceGetLimit(&attrs.l2LimitBefore, cudaLimitPersistingL2CacheSize),
+                       "cudaDeviceGetLimit(PersistingL2CacheSize)", rep) ||
+                !check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
                                           static_cast<std::size_t>(attrs.maxPersist)),
                        "cudaDeviceSetLimit(PersistingL2CacheSize)", rep)) {
                 why = "l2persist: cannot set the persisting L2 size";
