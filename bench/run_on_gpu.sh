@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Everything memplace checks and times on a GPU, in one command, for the device machine:
-#   bench/run_on_gpu.sh [verify|eval|all] [DIR]
+#   bench/run_on_gpu.sh [verify|quick|eval|all] [DIR]
 # DIR is what bench/prepare_gpu.sh wrote here (default out/gpu). Parts:
 #   verify  the rewriter's GPU verification (every placement of the corpus bitwise against the
 #           original, compute-sanitizer memcheck, the runtime's GPU tests with trace checks,
 #           SASS, racecheck and the runtime benchmark), the Placer's GPU run (overheads, decision
 #           cache, modes, memcheck) and the bundled example on GPU-sized inputs;
+#   quick   verify without the rewriter's corpus (the runtime's GPU tests, the Placer, the demo);
 #   eval    the evaluation (bench/evaluate.sh: every kernel x input, every planned placement);
 #   all     both (the default).
 # Results go to $OUT (default DIR/results), packed so that they come back from the device tool:
@@ -26,14 +27,21 @@ summary="$out/summary.txt"
 : >"$summary"
 status=0
 t0=$(date +%s)
-row() { printf '%-34s %-6s %6ss  %s\n' "$1" "$2" "$(($(date +%s) - $3))" "$4" | tee -a "$summary"; }
+row() { printf '%-34s %-6s %6ss  %s\n' "$1" "$2" "$(($(date +%s) - $3))" "$4" >>"$summary"; }
 
-if [[ "$part" == verify || "$part" == all ]]; then
+if [[ "$part" == verify || "$part" == quick || "$part" == all ]]; then
   s=$(date +%s)
-  OUT="$work/verify/rewrite" "$root/tests/rewrite/run_on_gpu.sh" "$dir/rw" >"$work/rewrite.log" 2>&1
-  rc=$?
-  row "rewriter + runtime GPU checks" "$([[ $rc -eq 0 ]] && echo pass || echo FAIL)" "$s" \
-    "$(grep -h -m1 -E "runs|mismatch" "$work/verify/rewrite/results.md" 2>/dev/null | head -c 90)"
+  if [[ "$part" == quick ]]; then
+    OUT="$work/verify/runtime" "$root/tests/runtime/run_on_gpu.sh" >"$work/runtime.log" 2>&1
+    rc=$?
+    row "runtime GPU checks" "$([[ $rc -eq 0 ]] && echo pass || echo FAIL)" "$s" \
+      "$(grep -h -m1 -E "checks, " "$work/verify/runtime/tests.md" 2>/dev/null | head -c 90)"
+  else
+    OUT="$work/verify/rewrite" "$root/tests/rewrite/run_on_gpu.sh" "$dir/rw" >"$work/rewrite.log" 2>&1
+    rc=$?
+    row "rewriter + runtime GPU checks" "$([[ $rc -eq 0 ]] && echo pass || echo FAIL)" "$s" \
+      "$(grep -h -m1 -E "runs|mismatch" "$work/verify/rewrite/results.md" 2>/dev/null | head -c 90)"
+  fi
   [[ $rc -eq 0 ]] || status=1
   s=$(date +%s)
   # RT_BIN: none, the runtime's GPU tests ran in the step before.
@@ -66,8 +74,8 @@ if [[ "$part" == eval || "$part" == all ]]; then
 fi
 
 echo
-echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u +%F)" |
-  tee -a "$summary"
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u +%F)" \
+  >>"$summary"
 cat "$summary"
 echo "overall: $([[ $status -eq 0 ]] && echo PASS || echo FAIL) in $(($(date +%s) - t0)) s"
 rm -rf "$work"

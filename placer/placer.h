@@ -67,6 +67,17 @@ struct Options {
     /// With timeKernels, on a GPU: go back to the original placement when the decision measures
     /// slower than the original by more than revertMargin (median of 3 or more launches).
     bool revertIfSlower = true;
+    /// MEMPLACE_VERIFY (default on; not under the CPU emulation layer): without timeKernels, still
+    /// time the first originalSamples original and 3 placed launches after a decision, so that
+    /// revertIfSlower can undo a decision the GPU disagrees with (a model miss costs a few
+    /// launches, not the run: the 16 KB warp-uniform table placed in constant memory measured
+    /// 5.4x slower on an H100).
+#if defined(MEMPLACE_EMU)
+    bool verify = false; // emulated times say nothing about a GPU
+#else
+    bool verify = true;
+#endif
+    int verifySamples = 3; ///< placed launches timed when verifying
     double revertMargin = 1.05;
     bool quiet = false; ///< MEMPLACE_QUIET: no warnings on stderr (they stay in the report)
 

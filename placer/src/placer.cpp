@@ -99,6 +99,11 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
         o.traceDir = v;
     }
     o.timeKernels = detail::parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), w);
+#if !defined(MEMPLACE_EMU)
+    if (std::getenv("MEMPLACE_VERIFY") != nullptr) {
+        o.verify = detail::parseSwitchEnv("MEMPLACE_VERIFY", std::getenv("MEMPLACE_VERIFY"), w);
+    }
+#endif
     o.quiet = detail::parseSwitchEnv("MEMPLACE_QUIET", std::getenv("MEMPLACE_QUIET"), w);
     auto number = [&](const char* name, auto& field, double lo, double hi) {
         const char* v = getenvNonEmpty(name);
@@ -296,6 +301,9 @@ struct Entry {
     Sampling sampling;
     Placement applied;  ///< what placed launches get
     Placement original; ///< as written: what the runtime launches when no placement is given
+    /// The decision was checked on the GPU in an earlier run (from the decision cache): it is
+    /// not timed against the original again.
+    bool verified = false;
     std::vector<double> tracedMs, originalMs, placedMs, placedStreamMs;
     std::vector<double> originalHostUs, placedHostUs;
     std::set<std::string> fallbackSet;
@@ -413,6 +421,7 @@ struct Placer::Impl {
             if (const CachedDecision* c = dev.cache->find(key);
                 c != nullptr && c->arrays == r.arrays && c->placement.size() == r.arrays.size()) {
                 e.phase = Entry::Phase::Decided;
+                e.verified = true;
                 r.source = "cache";
                 r.decision = c->placement;
                 e.applied = c->placement;
@@ -463,8 +472,9 @@ struct Placer::Impl {
 #if defined(MEMPLACE_EMU)
         (void)e; // emulation times say nothing about a GPU
 #else
-        if (!options.revertIfSlower || !options.timeKernels || e.phase != Entry::Phase::Decided ||
-            e.applied == e.original || e.originalMs.empty() || e.placedMs.size() < 3) {
+        if (!options.revertIfSlower || !(options.timeKernels || options.verify) ||
+            e.phase != Entry::Phase::Decided || e.applied == e.original || e.originalMs.empty() ||
+            e.placedMs.size() < 3) {
             return;
         }
         const double o = median(e.originalMs);
@@ -478,8 +488,29 @@ struct Placer::Impl {
             e.rec.notes.emplace_back(buf);
             e.rec.status = "reverted";
             e.applied = e.original;
+            // Later runs start from the original too.
+            auto d = devices.find(e.rec.device);
+            if (d != devices.end() && d->second.cache) {
+                storeDecision(d->second, e.rec, e.original, e.rec.predictedSeconds);
+            }
         }
 #endif
+    }
+
+    void storeDecision(DeviceState& dev, const KernelRecord& r, const Placement& placement,
+                       double predictedSeconds) {
+        CachedDecision c;
+        c.key = r.key;
+        c.signature = r.signature;
+        c.kernel = r.kernel;
+        c.arrays = r.arrays;
+        c.placement = placement;
+        c.predictedSeconds = predictedSeconds;
+        c.originalSeconds = r.originalSeconds;
+        c.engineBest = placementText(r.arrays, r.engineBest);
+        if (auto w = dev.cache->store(c)) {
+            warn(*w);
+        }
     }
 
     void finalise(KernelRecord& r, const Entry& e) const {
@@ -651,16 +682,24 @@ Decision Placer::decide(const LaunchInfo& info) {
     case Entry::Phase::Decided:
         break;
     }
+    if (!m.timedLaunches.empty()) {
+        // Timings of earlier launches that completed since: a verified decision may revert now.
+        m.collectTimings(false);
+        m.maybeRevert(e);
+    }
+    const bool verifying = m.options.verify && !e.verified;
+    const bool checking = m.options.timeKernels || verifying;
     const bool measureOriginal =
-        m.options.timeKernels &&
-        static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples &&
+        checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples &&
         e.applied != e.original;
     if (e.applied == e.original || measureOriginal) {
+        d.time = measureOriginal;
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
     }
     d.kind = Decision::Kind::Place;
     d.placement = e.applied;
+    d.time = verifying && static_cast<int>(e.rec.placedLaunches) < m.options.verifySamples;
     m.launchKinds[info.launchId] = {ei, Kind::Placed};
     return d;
 }
@@ -768,18 +807,7 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     e.applied = er->decision;
     r.status = er->original ? "original" : "placed";
     if (dev.cache) {
-        CachedDecision c;
-        c.key = r.key;
-        c.signature = r.signature;
-        c.kernel = r.kernel;
-        c.arrays = r.arrays;
-        c.placement = er->decision;
-        c.predictedSeconds = er->decisionSeconds;
-        c.originalSeconds = er->originalSeconds;
-        c.engineBest = placementText(r.arrays, er->best);
-        if (auto w = dev.cache->store(c)) {
-            m.warn(*w);
-        }
+        m.storeDecision(dev, r, er->decision, er->decisionSeconds);
     }
 }
 

@@ -710,15 +710,18 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     rep.launchId = ++r.launches;
     const SweepCurrent* sweep = tlsSweep;
     st->sweepLaunch = sweep != nullptr;
-    // Kernel timing: the first event before any stream work of this launch.
-    if (!st->sweepLaunch && timingOn() && takeEvents(st->device, st->ev)) {
-        if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {
-            st->timed = true;
-        } else {
-            (void)cudaGetLastError();
-            giveEvents(st->device, st->ev);
+    // Kernel timing: the first event before any stream work of this launch (after the policy's
+    // decision, which may ask for it; nothing before it touches the stream).
+    auto startTiming = [&](bool asked) {
+        if (!st->sweepLaunch && (timingOn() || asked) && takeEvents(st->device, st->ev)) {
+            if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {
+                st->timed = true;
+            } else {
+                (void)cudaGetLastError();
+                giveEvents(st->device, st->ev);
+            }
         }
-    }
+    };
     // The second, right before the kernel (every return below goes through it).
     auto markKernelStart = [&] {
         if (st->timed && cudaEventRecord(st->ev[1], la.stream) != cudaSuccess) {
@@ -801,10 +804,6 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             plan.sweep->request = decision.sweep;
             plan.sweep->info = info;
             plan.instantiation = LaunchPlan::kSweep;
-            if (st->timed) {
-                giveEvents(st->device, st->ev);
-                st->timed = false;
-            }
             plan.state.reset(); // releases the lock
             return;
         }
@@ -812,6 +811,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     if (!st->sweepLaunch) {
         tlsJustSwept = false;
     }
+    startTiming(decision.time);
 
     // Tracing: asked by the program (traceLaunches) or by the policy.
     if (!off && !st->sweepLaunch &&

@@ -168,7 +168,7 @@ struct SweepResult {
 /// What a PlacementPolicy decides for a launch.
 struct Decision {
     enum class Kind : uint8_t {
-        Default, ///< the original's placement (every array global)
+        Default, ///< the placement as written (each array's ArrayDesc::original)
         Place,   ///< `placement`
         Trace,   ///< run this launch traced with `trace`; the trace goes to policy.traced()
         /// Measure every placement of `sweep` on this launch's arguments first (written arrays
@@ -180,6 +180,9 @@ struct Decision {
     Kind kind = Kind::Default;
     Placement placement;
     TraceOptions trace;
+    /// Time this launch with CUDA events even when kernel timing is off (the policy checks a
+    /// decision against the original on the GPU).
+    bool time = false;
     std::shared_ptr<const SweepRequest> sweep;
 };
 
