@@ -8,8 +8,9 @@
 // results are the original's; whole SMs are sampled. The records become a trace::Trace, the
 // engine (model::analyze, model::Model, search::search) runs with the present GPU's spec, and
 // later launches with that signature get the decision: a specialised instantiation when the
-// placement was compiled in, else the dynamic accessor (the runtime picks; the report says
-// which). A new signature is placed anew. See docs/placer.md.
+// placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
+// dynamic accessor (the runtime picks; the report says which). A new signature is placed anew.
+// See docs/placer.md.
 //
 // Install it with install(), or link the library and it installs itself (MEMPLACE unset, auto or
 // trace; not with off or force:...). Environment controls: MEMPLACE, MEMPLACE_SPEC,
@@ -41,11 +42,12 @@ std::string_view modeName(Mode m); ///< "off", "auto", "trace"
 
 struct Options {
     Mode mode = Mode::Auto;
-    std::string spec;       ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
-    std::string specDir;    ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
-    std::string cacheDir;   ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
-    std::string reportPath; ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
-    std::string traceDir;   ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
+    std::string spec; ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
+    std::string
+        specDir; ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
+    std::string cacheDir;     ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
+    std::string reportPath;   ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
+    std::string traceDir;     ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
     bool timeKernels = false; ///< MEMPLACE_TIME=1: CUDA events around every launch
     Sampling sampling;        ///< MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS
     int maxTraceAttempts = 3; ///< traced launches per signature when the buffer overflows
@@ -57,6 +59,15 @@ struct Options {
     /// dynamic accessor, measured 1.00-1.95x on an H100: docs/NOTES.md): a compiled placement
     /// within this factor of the best is preferred.
     double dynamicPenalty = 1.10;
+    /// Just-in-time instantiation (NVRTC) of a placement that was not compiled in, when the
+    /// runtime can (LaunchInfo::jitAvailable): asked for when that placement is predicted
+    /// faster than the decision without it (by minSpeedup; see docs/placer.md, "When JIT
+    /// pays"). The runtime compiles in the background and places the decision meanwhile; with a
+    /// synchronous compilation (the launch waits) only when the compile time is repaid within
+    /// jitBreakEvenLaunches launches (jitCompileSeconds / predicted seconds saved per launch).
+    bool jit = true;
+    double jitCompileSeconds = 1.5;
+    double jitBreakEvenLaunches = 1000;
     /// With timeKernels: the first launches after the trace that run the original placement, so
     /// that the report has a measured original to set the decision against.
     int originalSamples = 2;
@@ -93,6 +104,9 @@ struct Overheads {
     double transformMs = 0;
     double transformHostMs = 0;
     double transformStreamMs = 0;
+    /// Just-in-time instantiation: NVRTC's compile time (also when it ran in the background)
+    /// and the module's load time; part of transformMs.
+    double transformJitMs = 0;
     double totalMs() const { return profilingMs + engineMs + transformMs; }
 };
 
@@ -115,14 +129,14 @@ struct KernelRecord {
     std::string status = "pending";
     std::string source; ///< "trace" or "cache"
     std::string failure;
-    Placement decision;     ///< descriptor order (empty until decided)
-    Placement engineBest;   ///< the engine's best placement, compiled or not
-    std::string why;        ///< how the decision follows from the engine's result
-    bool compiled = false;  ///< the decision is among the compiled placements
+    Placement decision;           ///< descriptor order (empty until decided)
+    Placement engineBest;         ///< the engine's best placement, compiled or not
+    std::string why;              ///< how the decision follows from the engine's result
+    bool compiled = false;        ///< the decision is among the compiled placements
     double predictedSeconds = 0;  ///< of the decision
     double originalSeconds = 0;   ///< of the original placement
     double engineBestSeconds = 0; ///< of engineBest
-    std::string dispatch; ///< the last placed launch's ("specialized", "dynamic"), else ""
+    std::string dispatch;         ///< the last placed launch's ("specialized", "dynamic"), else ""
     std::vector<std::string> fallbacks; ///< arrays the runtime could not place as decided
 
     uint64_t launches = 0;
@@ -140,6 +154,18 @@ struct KernelRecord {
 
     Overheads overheads;
 
+    // just in time (NVRTC)
+    Placement jitPlacement;         ///< asked for: placed instead of `decision` once compiled
+    double jitPredictedSeconds = 0; ///< of jitPlacement
+    std::string jitWhy;             ///< why it was asked for (or not)
+    /// "" (none asked), "pending", "ready" (placed launches run it), "failed", "unavailable"
+    std::string jitState;
+    std::string jitDetail;   ///< the runtime's reason, when failed or unavailable
+    std::string jitOrigin;   ///< "compiled" (NVRTC ran) or "cached" (from the disk cache)
+    double jitCompileMs = 0; ///< NVRTC's time (background unless synchronous)
+    double jitLoadMs = 0;    ///< reading the cache entry, loading the module
+    bool jitBackground = false;
+
     // measured kernel times (MEMPLACE_TIME=1), milliseconds, medians; -1: none
     double originalKernelMs = -1;
     double placedKernelMs = -1;
@@ -154,6 +180,11 @@ struct KernelRecord {
 /// alternatives and the compiled placements (dynamicPenalty, minSpeedup).
 struct EngineResult {
     Placement decision;
+    /// A placement that was not compiled in, to compile just in time and place instead of
+    /// `decision` once ready (empty: none; see Options::jit).
+    Placement jitPlacement;
+    double jitSeconds = 0;
+    std::string jitWhy;
     bool compiled = false;
     bool original = false; ///< the decision is the original placement
     Placement best;        ///< the engine's best, compiled or not
@@ -169,8 +200,14 @@ struct EngineResult {
     bool exact = false;
     std::vector<std::string> notes;
 };
+/// What the runtime offers for placements that were not compiled in (LaunchInfo).
+struct JitContext {
+    bool available = false;   ///< LaunchInfo::jitAvailable
+    bool synchronous = false; ///< LaunchInfo::jitSynchronous: the compile stalls the launch
+};
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
-                                 const std::vector<Placement>& compiled, const Options& options);
+                                 const std::vector<Placement>& compiled, const Options& options,
+                                 const JitContext& jit = {});
 
 class Placer : public PlacementPolicy {
 public:

@@ -63,6 +63,10 @@ struct memplace_kernel_blur3x3 {
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Not compiled just in time: it uses the __constant__ variable 'c_weights' (a just-in-time
+    // module would have a copy of its own). Placements not compiled in run through the dynamic
+    // accessor.
+    static constexpr const char* jitSource = nullptr;
     template <class... Acc>
     static auto kernel() { return &blur3x3<Acc...>; }
     template <class MP_out>
@@ -105,6 +109,9 @@ struct memplace_kernel_apply_lut {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Not compiled just in time: it uses the __device__ variable 'd_lut' (a just-in-time module
+    // would have a copy of its own). Placements not compiled in run through the dynamic accessor.
+    static constexpr const char* jitSource = nullptr;
     template <class... Acc>
     static auto kernel() { return &apply_lut<Acc...>; }
     template <class MP_in, class MP_out>
