@@ -255,6 +255,7 @@ private:
     std::map<std::string, Unit> typedefs_; ///< from system headers, written by the slice
     std::set<const NamespaceDecl*> userNamespaces_;
     std::set<std::string> macrosSeen_;
+    std::vector<std::string> constants_;
     std::vector<std::pair<SourceLocation, std::string>> macros_;
 };
 
@@ -269,7 +270,15 @@ Slicer::Origin Slicer::originOf(SourceLocation loc, std::string* file) const {
     }
     for (const std::string& dir : in_.providedDirs) {
         if (startsWith(name, dir + "/")) {
-            return Origin::Provided;
+            // clang's CUDA wrappers stand for what NVRTC has built in; its freestanding C
+            // headers (float.h, limits.h, stdint.h) are system headers NVRTC lacks.
+            const std::string rel = name.substr(dir.size() + 1);
+            if (rel.find("__clang_cuda") != std::string::npos ||
+                rel.find("cuda_wrappers/") != std::string::npos ||
+                rel.find("texture_fetch_functions") != std::string::npos) {
+                return Origin::Provided;
+            }
+            return Origin::System;
         }
     }
     std::string rel;
@@ -304,14 +313,27 @@ void Slicer::consider(const Decl* d) {
                                                !vd->getDeclContext()->isFunctionOrMethod()) {
         const auto* dev = vd->getAttr<CUDADeviceAttr>();
         const auto* con = vd->getAttr<CUDAConstantAttr>();
-        if ((con != nullptr && !con->isImplicit()) || (dev != nullptr && !dev->isImplicit()) ||
-            vd->hasAttr<HIPManagedAttr>()) {
+        const bool constant = con != nullptr && !con->isImplicit();
+        if (constant && !vd->hasExternalStorage() && !vd->getType()->isDependentType() &&
+            !vd->getType()->isIncompleteType() &&
+            originOf(vd->getLocation(), nullptr) == Origin::User) {
+            // Read-only on the device: the module gets a copy, refreshed before its launches.
+            std::string name;
+            llvm::raw_string_ostream os(name);
+            PrintingPolicy pp(ctx_.getLangOpts());
+            pp.SuppressUnwrittenScope = true;
+            pp.SuppressInlineNamespace = true;
+            vd->printQualifiedName(os, pp);
+            os.flush();
+            constants_.push_back(name);
+        } else if (constant || (dev != nullptr && !dev->isImplicit()) ||
+                   vd->hasAttr<HIPManagedAttr>()) {
             refuse(fmt::format("it uses the {} variable {} (a just-in-time module would have a "
-                               "copy of its own)",
-                               con != nullptr ? "__constant__" : "__device__", describe(vd)));
+                               "copy of its own, and the kernel may write it)",
+                               constant ? "extern __constant__" : "__device__", describe(vd)));
             return;
         }
-        if (!vd->hasAttr<CUDASharedAttr>() && !vd->isConstexpr() &&
+        if (!constant && !vd->hasAttr<CUDASharedAttr>() && !vd->isConstexpr() &&
             !vd->getType().isConstQualified()) {
             refuse(fmt::format("it uses the host variable {}", describe(vd)));
             return;
@@ -449,7 +471,6 @@ void Slicer::addUnit(const Decl* unit) {
         for (const Decl* s : vd->getDeclContext()->decls()) {
             if (s != unit && isa<VarDecl>(s) && s->getBeginLoc() == unit->getBeginLoc() &&
                 unitsSeen_.insert(s).second) {
-                seen_.insert(s);
                 Unit su;
                 if (rangeOf(s, su)) {
                     units_.push_back(su);
@@ -505,7 +526,9 @@ std::string Slicer::macroText(const IdentifierInfo* ii, const MacroInfo* mi) con
 
 /// Every macro the text uses (and the macros those use), with its definition.
 void Slicer::collectMacros(const std::string& text) {
-    std::deque<std::string> idents;
+    // (name, named by another macro's body): compiler-predefined macros are copied only when a
+    // copied macro needs them (FLT_MAX needs __FLT_MAX__), never for code that tests them.
+    std::deque<std::pair<std::string, bool>> idents;
     {
         static const std::regex kIdent("[A-Za-z_][A-Za-z_0-9]*");
         // Identifiers outside comments and string literals (a raw lexer would do the same).
@@ -515,17 +538,17 @@ void Slicer::collectMacros(const std::string& text) {
         Token t;
         while (!lex.LexFromRawLexer(t)) {
             if (t.is(tok::raw_identifier)) {
-                idents.push_back(t.getRawIdentifier().str());
+                idents.emplace_back(t.getRawIdentifier().str(), false);
             }
         }
         if (t.is(tok::raw_identifier)) {
-            idents.push_back(t.getRawIdentifier().str());
+            idents.emplace_back(t.getRawIdentifier().str(), false);
         }
     }
     while (!idents.empty()) {
-        const std::string name = idents.front();
+        const auto [name, fromMacro] = idents.front();
         idents.pop_front();
-        if (!macrosSeen_.insert(name).second) {
+        if (macrosSeen_.count(name) != 0) {
             continue;
         }
         IdentifierInfo* ii = pp_.getIdentifierInfo(name);
@@ -544,14 +567,17 @@ void Slicer::collectMacros(const std::string& text) {
                 file = sm_.getBufferName(sm_.getSpellingLoc(loc)).str();
             }
         }
-        if (loc.isInvalid() || file == "<built-in>") {
+        if (loc.isInvalid() || (file == "<built-in>" && !fromMacro)) {
             continue;
         }
+        macrosSeen_.insert(name);
         if (file == "<command line>" && startsWith(name, "__")) {
             continue; // the frontend's own definitions
         }
         std::string def = macroText(ii, mi);
-        const Origin origin = file == "<command line>" ? Origin::User : originOf(loc, nullptr);
+        const Origin origin = file == "<command line>" ? Origin::User
+                              : file == "<built-in>"   ? Origin::System
+                                                       : originOf(loc, nullptr);
         if (origin == Origin::Provided) {
             continue; // NVRTC defines CUDA's own (__device__, __launch_bounds__, ...)
         }
@@ -562,7 +588,7 @@ void Slicer::collectMacros(const std::string& text) {
         macros_.emplace_back(loc, def);
         for (const Token& t : mi->tokens()) {
             if (const IdentifierInfo* ti = t.getIdentifierInfo()) {
-                idents.push_back(ti->getName().str());
+                idents.emplace_back(ti->getName().str(), true);
             }
         }
     }
@@ -705,6 +731,7 @@ JitSlice Slicer::run() {
         src.pop_back();
     }
     out.source = src + "\n";
+    out.constants = constants_;
     return out;
 }
 

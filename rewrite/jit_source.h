@@ -35,6 +35,10 @@ struct JitSlice {
     std::string source;     ///< empty: not JIT-able
     std::string why;        ///< then why (one line)
     std::string kernelName; ///< qualified, as an NVRTC name expression spells it
+    /// The program's `__constant__` variables the kernel reads, qualified: the slice declares
+    /// them (the JIT module has copies of its own), the runtime fills the copies from the
+    /// program's before each launch of the module.
+    std::vector<std::string> constants;
 };
 
 JitSlice sliceForJit(const JitSliceInput& in);

@@ -253,6 +253,7 @@ struct Group {
     std::string jitSource;
     std::string jitKernel;
     std::vector<std::string> jitTypes;
+    std::vector<std::string> jitConstants;
     std::string jitReason;
     // where the descriptor goes (emitDescriptors)
     unsigned descriptorAt = 0;
@@ -1646,6 +1647,7 @@ void Rewriter::planJit(Group& g, const EditList& edits) {
     }
     g.jitSource = std::move(slice.source);
     g.jitKernel = std::move(slice.kernelName);
+    g.jitConstants = std::move(slice.constants);
 }
 
 /// `text` as `//` comment lines of at most 100 columns, each starting with `indent`.
@@ -1692,6 +1694,30 @@ std::string jitMembers(const Group& g, const std::string& in1) {
            wrapList(fmt::format("static constexpr const char* jitTypes[{}] = {{", types.size()),
                     types, "};", in1 + "    ", in1.size()) +
            "\n";
+    if (!g.jitConstants.empty()) {
+        // The program's __constant__ variables the kernel reads: the JIT module declares its own,
+        // which the runtime fills from these (the host shadows) before each of its launches.
+        std::vector<std::string> names;
+        std::vector<std::string> addresses;
+        for (const std::string& c : g.jitConstants) {
+            names.push_back("\"" + c + "\"");
+            addresses.push_back("&::" + c);
+        }
+        out += in1 + "// The __constant__ variables it reads: the JIT module's copies are filled "
+                     "from these.\n";
+        out += in1 +
+               wrapList(
+                   fmt::format("static constexpr const char* jitConstants[{}] = {{", names.size()),
+                   names, "};", in1 + "    ", in1.size()) +
+               "\n";
+        out += in1 + "static const void* jitConstant(int k) {\n";
+        out += in1 + "    " +
+               wrapList("const void* const a[] = {", addresses, "};", in1 + "        ",
+                        in1.size() + 4) +
+               "\n";
+        out += in1 + "    return a[k];\n";
+        out += in1 + "}\n";
+    }
     out += fmt::format("{}static constexpr const char* jitSource = R\"{}(\n{}){}\";\n", in1, delim,
                        g.jitSource, delim);
     return out;
@@ -2088,6 +2114,7 @@ Expected<RewriteResult> Rewriter::run() {
         kr.jitSource = g.jitSource;
         kr.jitKernel = g.jitKernel;
         kr.jitTypes = g.jitTypes;
+        kr.jitConstants = g.jitConstants;
         kr.jitReason = g.jitReason;
         bool anyCandidate = false;
         for (const ArrayPlan& ap : g.arrays) {

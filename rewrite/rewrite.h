@@ -77,6 +77,7 @@ struct KernelReport {
     std::string jitSource;
     std::string jitKernel;
     std::vector<std::string> jitTypes;
+    std::vector<std::string> jitConstants; ///< `__constant__` variables the JIT module copies
     std::string jitReason;
 };
 

@@ -239,7 +239,7 @@ std::string cuMessage(CUresult r) {
 }
 
 const char* const kPoolExpression = "&memplace::tu::constantPool";
-constexpr const char* kEntryMagic = "memplace-jit 1";
+constexpr const char* kEntryMagic = "memplace-jit 2";
 
 } // namespace
 
@@ -338,6 +338,9 @@ std::string cacheKey(const CompileRequest& request, const std::vector<std::strin
         for (const std::string& o : options) {
             f->add(o);
         }
+        for (const std::string& c : request.constants) {
+            f->add("&" + c);
+        }
         f->add(std::to_string(request.ccMajor) + "." + std::to_string(request.ccMinor));
         f->add(version);
         for (const EmbeddedHeader& h : embeddedHeaders()) {
@@ -400,6 +403,11 @@ Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>*
             }
         }
     }
+    for (const std::string& c : request.constants) {
+        if ((r = n.addName(prog, ("&" + c).c_str())) != 0) {
+            return fail(std::string("nvrtcAddNameExpression: ") + n.errorString(r));
+        }
+    }
     std::vector<const char*> opts;
     for (const std::string& o : options) {
         opts.push_back(o.c_str());
@@ -446,6 +454,13 @@ Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>*
     }
     out.kernelName = kernelName;
     out.poolName = poolName;
+    for (const std::string& c : request.constants) {
+        const char* l = nullptr;
+        if (n.lowered(prog, ("&" + c).c_str(), &l) != 0 || l == nullptr) {
+            return fail("nvrtcGetLoweredName failed for &" + c);
+        }
+        out.constantNames.emplace_back(l);
+    }
     if (moreNames != nullptr && moreLowered != nullptr) {
         for (const std::string& m : *moreNames) {
             const char* l = nullptr;
@@ -501,6 +516,10 @@ std::string serializeEntry(const std::string& key, const std::string& nameExpr,
     o << "kind " << (binary.ptx ? "ptx" : "cubin") << "\n";
     o << "kernel " << binary.kernelName << "\n";
     o << "pool " << binary.poolName << "\n";
+    o << "constants " << binary.constantNames.size() << "\n";
+    for (const std::string& c : binary.constantNames) {
+        o << "constant " << c << "\n";
+    }
     o << "error " << error << "\n";
     o << "bytes " << binary.image.size() << "\n";
     o << "fnv " << hex64(f.h) << "\n";
@@ -544,9 +563,25 @@ CacheRead parseEntry(const std::string& text, const std::string& key, const std:
     std::string fnv;
     std::string blank;
     Binary& b = out.binary;
+    std::string constants;
     if (!field("key", k) || !field("name", name) || !field("status", status) ||
         !field("kind", kind) || !field("kernel", b.kernelName) || !field("pool", b.poolName) ||
-        !field("error", b.error) || !field("bytes", bytes) || !field("fnv", fnv)) {
+        !field("constants", constants)) {
+        return out;
+    }
+    const int nConstants = std::atoi(constants.c_str());
+    if (nConstants < 0 || nConstants > 4096 || std::to_string(nConstants) != constants) {
+        out.why = "bad constants count";
+        return out;
+    }
+    for (int i = 0; i < nConstants; ++i) {
+        std::string c;
+        if (!field("constant", c)) {
+            return out;
+        }
+        b.constantNames.push_back(c);
+    }
+    if (!field("error", b.error) || !field("bytes", bytes) || !field("fnv", fnv)) {
         return out;
     }
     if (!line(blank) || !blank.empty()) {
@@ -688,6 +723,15 @@ Loaded load(const Binary& binary) {
     if ((r = d.getGlobal(&pool, &poolBytes, module, binary.poolName.c_str())) != CUDA_SUCCESS) {
         out.error = "cuModuleGetGlobal(" + binary.poolName + "): " + cuMessage(r);
         return out;
+    }
+    for (const std::string& c : binary.constantNames) {
+        CUdeviceptr p = 0;
+        std::size_t bytes = 0;
+        if ((r = d.getGlobal(&p, &bytes, module, c.c_str())) != CUDA_SUCCESS) {
+            out.error = "cuModuleGetGlobal(" + c + "): " + cuMessage(r);
+            return out;
+        }
+        out.constants.emplace_back(static_cast<std::uintptr_t>(p), bytes);
     }
     int shared = 0;
     if (d.getAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) != CUDA_SUCCESS) {

@@ -51,6 +51,9 @@ struct CompileRequest {
     int ccMinor = 0;
     std::size_t poolBytes = 65536;  ///< MEMPLACE_CONSTANT_POOL_BYTES of the program's TU
     std::vector<std::string> extra; ///< further NVRTC options (--use_fast_math)
+    /// The program's __constant__ variables the kernel reads (qualified names): the module has
+    /// copies of its own, found by their lowered names.
+    std::vector<std::string> constants;
 };
 
 /// The NVRTC options of a request: -arch=sm_XY when NVRTC compiles for the device's
@@ -71,9 +74,10 @@ struct Binary {
     std::string error; ///< with NVRTC's log (trimmed)
     std::string image; ///< CUBIN, or PTX (ptx)
     bool ptx = false;
-    std::string kernelName; ///< the lowered (mangled) name of the instantiation
-    std::string poolName;   ///< the lowered name of the module's constant pool
-    double compileMs = 0;   ///< NVRTC's time (0 when read from the cache)
+    std::string kernelName;                 ///< the lowered (mangled) name of the instantiation
+    std::string poolName;                   ///< the lowered name of the module's constant pool
+    std::vector<std::string> constantNames; ///< lowered names of the request's constants
+    double compileMs = 0;                   ///< NVRTC's time (0 when read from the cache)
     /// A failure worth caching on disk: NVRTC rejected the source (the same request fails the
     /// same way), not a missing library or option.
     bool cacheable = false;
@@ -122,6 +126,8 @@ struct Loaded {
     std::uintptr_t pool = 0;      ///< device address of the module's constant pool
     std::size_t poolBytes = 0;    ///< its size
     std::size_t staticShared = 0; ///< the instantiation's static shared memory
+    /// The module's copies of the program's __constant__ variables: address and size each.
+    std::vector<std::pair<std::uintptr_t, std::size_t>> constants;
     double loadMs = 0;
 };
 Loaded load(const Binary& binary);

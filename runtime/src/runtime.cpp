@@ -103,7 +103,10 @@ struct JitEntry {
     double compileMs = 0;
     double loadMs = 0;
     bool background = false;
-    bool announced = false;     ///< a launch report said how it came to be
+    bool announced = false; ///< a launch report said how it came to be
+    /// The program's __constant__ variables its module copies (request.constants order): the
+    /// device address and size of each, found from the descriptor's host shadows.
+    std::vector<std::pair<const void*, std::size_t>> sources;
     std::size_t sharedAttr = 0; ///< dynamic shared memory limit raised to this
 };
 using JitKey = std::tuple<int, const char*, std::string>;
@@ -562,6 +565,9 @@ JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int dev
         if (kv.jitOptions != nullptr && *kv.jitOptions != '\0') {
             e.request.extra.emplace_back(kv.jitOptions);
         }
+        for (int k = 0; k < kv.jitConstantCount; ++k) {
+            e.request.constants.emplace_back(kv.jitConstants[k]);
+        }
         const std::vector<std::string> options =
             jit::compileOptions(e.request, jit::nvrtcArchitectures(), nullptr);
         if (options.empty()) {
@@ -617,6 +623,27 @@ JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int dev
                 warnOnce(r, "JIT cache not written: " + cacheError);
             }
             jitLoad(e, b, "compiled");
+        }
+    }
+    if (e.state == JitEntry::State::Ready && e.sources.size() != e.request.constants.size()) {
+        // Where the program keeps the __constant__ variables the module copies.
+        for (int k = 0; k < kv.jitConstantCount && e.state == JitEntry::State::Ready; ++k) {
+            void* address = nullptr;
+            std::size_t bytes = 0;
+            if (cudaGetSymbolAddress(&address, kv.jitConstantShadows[k]) != cudaSuccess ||
+                cudaGetSymbolSize(&bytes, kv.jitConstantShadows[k]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                e.state = JitEntry::State::Failed;
+                e.error =
+                    std::string("cannot find the program's __constant__ ") + kv.jitConstants[k];
+            } else if (k >= static_cast<int>(e.loaded.constants.size()) ||
+                       e.loaded.constants[k].second != bytes) {
+                e.state = JitEntry::State::Failed;
+                e.error = std::string("the module's copy of ") + kv.jitConstants[k] +
+                          " differs in size from the program's";
+            } else {
+                e.sources.emplace_back(address, bytes);
+            }
         }
     }
     if (e.state == JitEntry::State::Failed) {
@@ -1416,6 +1443,9 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             : nullptr;
     JitEntry* chosenJit = nullptr;
 #endif
+#if !defined(MEMPLACE_EMU)
+    bool jitBlocked = false; // set when a JIT module's constants could not be copied
+#endif
     auto choose = [&]() {
         const bool dynamicOnly = st->sweepLaunch ? sweep->dynamic : forcedDynamic;
         if (!dynamicOnly) {
@@ -1434,7 +1464,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         rep.jitDetail.clear();
 #if !defined(MEMPLACE_EMU)
         chosenJit = nullptr;
-        if (st->sweepLaunch || kv.jitSource == nullptr || dynamicOnly ||
+        if (st->sweepLaunch || kv.jitSource == nullptr || dynamicOnly || jitBlocked ||
             r.jitPolicy == JitPolicy::Off) {
             return static_cast<int>(LaunchPlan::kDynamic);
         }
@@ -1525,7 +1555,19 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     // The constant pool of the chosen instantiation: wait for its last reader, upload. A failed
     // upload puts every constant array back in global memory (and the instantiation is chosen
     // again, with no constant array left to upload).
-    if (!packed.empty()) {
+    // A just-in-time module also gets the program's __constant__ variables the kernel reads,
+    // copied into its own before each launch (ordered like its pool). If they cannot be, the
+    // launch does not run just in time.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const bool jitCopies =
+#if defined(MEMPLACE_EMU)
+            false;
+#else
+            plan.instantiation == LaunchPlan::kJit && !chosenJit->sources.empty();
+#endif
+        if (packed.empty() && !jitCopies) {
+            break;
+        }
         const void* poolKey = la.poolSymbol;
         std::uintptr_t jitPool = 0;
 #if !defined(MEMPLACE_EMU)
@@ -1568,15 +1610,35 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             plan.handles[s.array].constOffset = static_cast<unsigned>(s.offset);
             rep.arrays[s.array].bytesMoved += s.bytes;
         }
-        if (why.empty()) {
+        bool copied = true;
+#if !defined(MEMPLACE_EMU)
+        if (jitCopies && why.empty()) {
+            for (std::size_t k = 0; k < chosenJit->sources.size() && copied; ++k) {
+                const auto [src, bytes] = chosenJit->sources[k];
+                copied = check(cudaMemcpyAsync(reinterpret_cast<void*>( // NOLINT
+                                                   chosenJit->loaded.constants[k].first),
+                                               src, bytes, cudaMemcpyDeviceToDevice, la.stream),
+                               "cudaMemcpyAsync(" + chosenJit->request.constants[k] + ")", rep);
+            }
+        }
+#endif
+        if (why.empty() && copied) {
             st->pool = &pool;
-        } else {
+            break;
+        }
+#if !defined(MEMPLACE_EMU)
+        if (!copied) {
+            jitBlocked = true; // its constants are not in place: no JIT for this launch
+        }
+#endif
+        if (!why.empty()) {
             for (const ConstantSlot& s : packed) {
                 rep.arrays[s.array].bytesMoved = 0;
                 fallback(s.array, why);
             }
-            plan.instantiation = choose();
+            packed.clear();
         }
+        plan.instantiation = choose();
     }
     if (plan.instantiation != LaunchPlan::kJit && !policyJitNote.empty()) {
         rep.jit = policyJitNote; // the policy's JIT placement was not placed (yet)

@@ -21,7 +21,13 @@ do_build() {
   for l in memplace_runtime memplace_runtime_core memplace_common; do
     [[ -f "$lib/lib$l.a" ]] || { echo "jit_gpu.sh: $lib/lib$l.a missing (cmake --build first)" >&2; exit 1; }
   done
-  "$NVCC" -std=c++20 -O2 -arch=sm_90 -I"$root" -I"$root/runtime/include" -Xcompiler=-Wall \
+  # The kernel's text for NVRTC, from the very file nvcc compiles.
+  { printf 'inline constexpr const char kJitGpuKernelText[] = R"jit(#include "memplace/accessors.cuh"\n'
+    printf '#include "memplace/stage.cuh"\n'
+    cat "$root/tests/runtime/jit_gpu_kernel.cuh"
+    printf ')jit";\n'; } > "$out/jit_gpu_kernel_source.h"
+  "$NVCC" -std=c++20 -O2 -arch=sm_90 -I"$root" -I"$root/runtime/include" -I"$out" \
+    -I"$root/tests/runtime" -Xcompiler=-Wall \
     "$root/tests/runtime/jit_gpu_test.cu" \
     "$lib/libmemplace_runtime.a" "$lib/libmemplace_runtime_core.a" "$lib/libmemplace_common.a" \
     -Xcompiler=-static-libstdc++,-static-libgcc -ldl -lpthread -o "$out/jit_gpu_test" || exit 1

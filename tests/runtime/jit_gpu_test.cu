@@ -5,10 +5,14 @@
 // array in every place it may take, a 2-D texture, a constant pool of the JIT module's own,
 // more than 48 KB of shared staging, an L2 window, scalars between the arrays), the JIT launch
 // must report dispatch "jit" and write bitwise what the specialised one writes. Then the
-// background compilation (dynamic first, JIT after waitForJit), and a policy's jitPlacement.
+// background compilation (dynamic first, JIT after waitForJit), and a policy's jitPlacement. The
+// kernel reads a __constant__ table of the program's (the JIT module's copy is refreshed before
+// each of its launches: changed between launches here).
 // Prints "jit origins: compiled=N cached=M": the script runs it twice and expects the second
 // run to find everything in the disk cache, then once more after corrupting an entry.
 // Exit: 0 pass, 1 fail, 77 no GPU.
+// The program's own __constant__ data (k_scale, 16 bytes) comes first, as the rewriter writes it.
+#define MEMPLACE_CONSTANT_POOL_BYTES (65536 - 16)
 #include "memplace/memplace.cuh"
 
 #include <cstdio>
@@ -17,34 +21,15 @@
 #include <string>
 #include <vector>
 
-// The kernel, once: compiled here by nvcc, and its text handed to NVRTC through jitSource.
-#define JIT_TEST_KERNEL_CODE                                                                       \
-    template <class MP_x, class MP_t, class MP_c, class MP_y>                                      \
-    __global__ void jit_mix(int n, float s, MP_x x, int w, MP_t t, MP_c c, MP_y y) {               \
-        memplace::stage(x, t, c, y);                                                               \
-        [&]() {                                                                                    \
-            int i = blockIdx.x * blockDim.x + threadIdx.x;                                         \
-            if (i >= n)                                                                            \
-                return;                                                                            \
-            int row = (i / w) % w;                                                                 \
-            int col = i % w;                                                                       \
-            float v = s * x[memplace::at<0>(i)] + t[memplace::at<1>(row * w + col)];               \
-            v += static_cast<float>(c[memplace::at<2>(i % 64)]);                                   \
-            y[memplace::at<3>(i)] = v;                                                             \
-            y[memplace::at<4>(i)] += 1.0f;                                                         \
-        }();                                                                                       \
-        memplace::unstage(y);                                                                      \
-    }
-#define JIT_TEST_STRINGIFY(...) #__VA_ARGS__
-#define JIT_TEST_TEXT(...) JIT_TEST_STRINGIFY(__VA_ARGS__)
-
-JIT_TEST_KERNEL_CODE
+// The kernel, once: compiled here by nvcc, and its text (jit_gpu_kernel_source.h, which
+// jit_gpu.sh generates from the same file) handed to NVRTC through jitSource.
+#include "jit_gpu_kernel.cuh"
+#include "jit_gpu_kernel_source.h" // kJitGpuKernelText
 
 using memplace::Place;
 #define P(x) memplace::Place::x
 
-// The placements: x, t, c, y. Every array in every place it may take at least once; no two
-// arrays competing for the constant pool (x alone fills it).
+// The placements: x, t, c, y. Every array in every place it may take at least once.
 #define JIT_TEST_PLACEMENTS(X)                                                                     \
     X(ReadOnly, Global, Global, Global)                                                            \
     X(Texture, Texture, Constant, Shared)                                                          \
@@ -91,9 +76,12 @@ struct memplace_kernel_jit_mix {
     static constexpr const char* jitKernel = "jit_mix";
     static constexpr const char* jitTypes[4] = {"const float", "const float", "const double",
                                                 "float"};
-    static constexpr const char* jitSource =
-        "#include \"memplace/accessors.cuh\"\n#include \"memplace/stage.cuh\"\n" JIT_TEST_TEXT(
-            JIT_TEST_KERNEL_CODE) "\n";
+    static constexpr const char* jitConstants[1] = {"k_scale"};
+    static const void* jitConstant(int k) {
+        const void* const a[] = {&::k_scale};
+        return a[k];
+    }
+    static constexpr const char* jitSource = kJitGpuKernelText;
 };
 
 namespace {
@@ -118,9 +106,9 @@ void check(bool ok, const std::string& what) {
         }                                                                                          \
     } while (0)
 
-constexpr int kN = 16384; // x and y: 64 KB each (x fills the constant pool; staging > 48 KB)
-constexpr int kW = 64;    // t: 64 x 64
-constexpr int kC = 64;    // c: 64 doubles
+constexpr int kN = 8192; // x and y: 32 KB each (x and y staged: more than 48 KB)
+constexpr int kW = 64;   // t: 64 x 64
+constexpr int kC = 64;   // c: 64 doubles
 
 struct Buffers {
     float* x = nullptr;
@@ -216,6 +204,8 @@ int main() {
     CK(cudaMemcpy(b.x, hx.data(), kN * sizeof(float), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(b.t, ht.data(), kW * kW * sizeof(float), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(b.c, hc.data(), kC * sizeof(double), cudaMemcpyHostToDevice));
+    const float scale[4] = {1.0f, 0.5f, 2.0f, -1.0f};
+    CK(cudaMemcpyToSymbol(k_scale, scale, sizeof scale));
     cudaStream_t stream = nullptr;
     CK(cudaStreamCreate(&stream));
 
@@ -252,6 +242,20 @@ int main() {
               text(p) + ": second launch " + jit.dispatch + " " + jit.jit);
         check(std::memcmp(s.data(), j2.data(), kN * sizeof(float)) == 0,
               text(p) + ": second JIT launch differs");
+    }
+    // The program changes its __constant__ table: the JIT module's copy follows.
+    {
+        const float other[4] = {3.0f, -2.0f, 0.25f, 1.0f};
+        CK(cudaMemcpyToSymbol(k_scale, other, sizeof other));
+        memplace::LaunchReport spec;
+        memplace::LaunchReport jit;
+        const std::vector<float> s = run<memplace_kernel_jit_mix_specialised>(b, stream, &spec);
+        const std::vector<float> j = run<memplace_kernel_jit_mix>(b, stream, &jit);
+        check(jit.dispatch == "jit", "constant refresh: dispatch " + jit.dispatch);
+        check(std::memcmp(s.data(), j.data(), kN * sizeof(float)) == 0,
+              "constant refresh: the JIT module read a stale __constant__ table");
+        const float scale[4] = {1.0f, 0.5f, 2.0f, -1.0f};
+        CK(cudaMemcpyToSymbol(k_scale, scale, sizeof scale));
     }
     memplace::clearPlacements();
 

@@ -93,6 +93,9 @@ TEST(JitCache, KeyIsAContentAddress) {
     s = r;
     s.ccMinor = 1;
     EXPECT_NE(k, cacheKey(s, o, "13.0"));
+    s = r;
+    s.constants = {"c_gamma"};
+    EXPECT_NE(k, cacheKey(s, o, "13.0"));
 }
 
 Binary sampleBinary() {
@@ -103,6 +106,7 @@ Binary sampleBinary() {
                           36);
     b.kernelName = "_Z1kIN8memplace14GlobalAccessorIfEEEvT_";
     b.poolName = "_ZN8memplace2tu12constantPoolE";
+    b.constantNames = {"c_gamma", "_ZN2ns7c_tableE"};
     return b;
 }
 
@@ -115,6 +119,7 @@ TEST(JitCache, EntryRoundTripAndCorruption) {
     EXPECT_EQ(r.binary.image, b.image);
     EXPECT_EQ(r.binary.kernelName, b.kernelName);
     EXPECT_EQ(r.binary.poolName, b.poolName);
+    EXPECT_EQ(r.binary.constantNames, b.constantNames);
     EXPECT_FALSE(r.binary.ptx);
 
     EXPECT_EQ(parseEntry(text, "abd", "k<A>").status, CacheRead::Status::Corrupt);
@@ -221,6 +226,7 @@ TEST(JitHeaders, Embedded) {
 constexpr const char* kKernel = R"(#include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 struct Pair { float a; float b; };
+__constant__ float k_scale[4];
 template <class MP_x, class MP_p, class MP_y>
 __global__ void axpy(int n, float s, MP_x x, MP_p p, MP_y y) {
     memplace::stage(x, p, y);
@@ -228,7 +234,7 @@ __global__ void axpy(int n, float s, MP_x x, MP_p p, MP_y y) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= n) return;
         Pair q = p[memplace::at<1>(i)];
-        y[memplace::at<2>(i)] += s * x[memplace::at<0>(i)] + q.a * q.b;
+        y[memplace::at<2>(i)] += s * x[memplace::at<0>(i)] + q.a * q.b * k_scale[i & 3];
     }();
     memplace::unstage(y);
 }
@@ -244,7 +250,8 @@ TEST(JitCompile, RuntimeHeadersCompileWithNvrtc) {
     r.source = kKernel;
     r.ccMajor = 9;
     r.ccMinor = 0;
-    r.poolBytes = 65536;
+    r.poolBytes = 65536 - 16; // k_scale comes first
+    r.constants = {"k_scale"};
     const std::vector<Place> xs = {Place::Global,   Place::ReadOnly, Place::Texture,
                                    Place::Constant, Place::Shared,   Place::L2Persist};
     std::vector<std::string> names;
@@ -271,6 +278,8 @@ TEST(JitCompile, RuntimeHeadersCompileWithNvrtc) {
                                     "ELF"); // a CUBIN
     EXPECT_EQ(b.kernelName.rfind("_Z4axpyI", 0), 0u) << b.kernelName;
     EXPECT_EQ(b.poolName, "_ZN8memplace2tu12constantPoolE");
+    ASSERT_EQ(b.constantNames.size(), 1u);
+    EXPECT_EQ(b.constantNames[0], "k_scale");
     ASSERT_EQ(lowered.size(), more.size());
     for (std::size_t i = 0; i < lowered.size(); ++i) {
         EXPECT_FALSE(lowered[i].empty()) << more[i];

@@ -35,6 +35,11 @@ struct KernelView {
     const char* jitKernel = nullptr;
     const char* const* jitTypes = nullptr;
     const char* jitOptions = "";
+    /// The program's __constant__ variables the kernel reads (descriptor's jitConstants): names
+    /// for NVRTC, and their host shadows (cudaGetSymbolAddress finds the program's copy).
+    int jitConstantCount = 0;
+    const char* const* jitConstants = nullptr;
+    const void* const* jitConstantShadows = nullptr;
 };
 
 /// The launch: configuration and the array arguments.

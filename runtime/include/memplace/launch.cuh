@@ -224,6 +224,21 @@ struct JitOf<K,
     static const char* const* types() { return K::jitTypes; }
 };
 
+/// The descriptor's __constant__ variables (jitConstants, jitConstant(k)), or none.
+template <class K, class = void>
+struct JitConstantsOf {
+    static constexpr int count = 0;
+    static const char* const* names() { return nullptr; }
+    static const void* shadow(int) { return nullptr; }
+};
+template <class K>
+struct JitConstantsOf<K, std::void_t<decltype(K::jitConstants), decltype(K::jitConstant(0))>> {
+    static constexpr int count =
+        static_cast<int>(sizeof(K::jitConstants) / sizeof(K::jitConstants[0]));
+    static const char* const* names() { return K::jitConstants; }
+    static const void* shadow(int k) { return K::jitConstant(k); }
+};
+
 template <int J, class L>
 struct TypeAt;
 template <int J, class T0, class... T>
@@ -616,10 +631,18 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
     detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
                           compiled, fns,     dynFn,     traceFn};
 #if !defined(MEMPLACE_EMU) // no NVRTC under the CPU emulation layer
+    using JitConstants = detail::JitConstantsOf<K>;
+    const void* jitShadows[JitConstants::count > 0 ? JitConstants::count : 1] = {};
     if constexpr (Ops::kJitLaunchable) {
         kv.jitSource = detail::JitOf<K>::source;
         kv.jitKernel = detail::JitOf<K>::kernel;
         kv.jitTypes = detail::JitOf<K>::types();
+        for (int k = 0; k < JitConstants::count; ++k) {
+            jitShadows[k] = JitConstants::shadow(k);
+        }
+        kv.jitConstantCount = JitConstants::count;
+        kv.jitConstants = JitConstants::names();
+        kv.jitConstantShadows = jitShadows;
     }
 #if defined(__USE_FAST_MATH__)
     kv.jitOptions = "--use_fast_math";
