@@ -193,6 +193,7 @@ struct Driver {
     CUresult (*setAttribute)(CUfunction, CUfunction_attribute, int) = nullptr;
     CUresult (*getAttribute)(int*, CUfunction_attribute, CUfunction) = nullptr;
     CUresult (*errorString)(CUresult, const char**) = nullptr;
+    CUresult (*unloadModule)(CUmodule) = nullptr;
 };
 
 template <class F>
@@ -220,6 +221,7 @@ const Driver& driver() {
         entry("cuFuncSetAttribute", r->setAttribute, missing);
         entry("cuFuncGetAttribute", r->getAttribute, missing);
         entry("cuGetErrorString", r->errorString, missing);
+        entry("cuModuleUnload", r->unloadModule, missing);
         r->ok = missing.empty();
         if (!r->ok) {
             r->why = "the driver API lacks " + missing;
@@ -745,6 +747,13 @@ Loaded load(const Binary& binary) {
     out.ok = true;
     out.loadMs = msSince(t0);
     return out;
+}
+
+void unload(void* module) {
+    const Driver& d = driver();
+    if (d.ok && module != nullptr) {
+        (void)d.unloadModule(static_cast<CUmodule>(module));
+    }
 }
 
 bool setMaxDynamicShared(void* function, int bytes, std::string* error) {

@@ -131,6 +131,8 @@ struct Loaded {
     double loadMs = 0;
 };
 Loaded load(const Binary& binary);
+/// cuModuleUnload (errors ignored).
+void unload(void* module);
 /// cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
 bool setMaxDynamicShared(void* function, int bytes, std::string* error);
 /// cuLaunchKernel; the result as a cudaError_t (the runtime's codes equal the driver's).

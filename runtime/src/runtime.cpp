@@ -2296,6 +2296,16 @@ void releaseResources() {
         r.bitmapBytes = 0;
     }
     r.attrs.clear();
+#if !defined(MEMPLACE_EMU)
+    // Just-in-time modules: unloaded (compilations in flight finish into nothing; the disk
+    // cache keeps their images, so the next launch loads them again).
+    for (auto& [key, e] : r.jit) {
+        if (e.loaded.module != nullptr) {
+            detail::jit::unload(e.loaded.module);
+        }
+    }
+    r.jit.clear();
+#endif
     (void)cudaGetLastError();
 }
 
