@@ -1144,6 +1144,9 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     Placement requested(static_cast<std::size_t>(n), Place::Global);
     std::string policyJitNote; // the policy's jitPlacement is not placed: why
     std::string policyJitDetail;
+#if !defined(MEMPLACE_EMU)
+    bool policyJitRequested = false; // the policy's jitPlacement is this launch's request
+#endif
     for (int j = 0; j < n; ++j) {
         requested[j] = kv.arrays[j].original;
     }
@@ -1173,6 +1176,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
                 JitEntry& e = jitFor(r, kv, la, st->device, decision.jitPlacement, true);
                 if (e.state == JitEntry::State::Ready) {
                     policyPlacement = &decision.jitPlacement;
+                    policyJitRequested = true;
                 } else if (e.state == JitEntry::State::Pending) {
                     policyJitNote = "pending";
                     policyJitDetail =
@@ -1442,8 +1446,6 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             ? &decision.jitPlacement
             : nullptr;
     JitEntry* chosenJit = nullptr;
-#endif
-#if !defined(MEMPLACE_EMU)
     bool jitBlocked = false; // set when a JIT module's constants could not be copied
 #endif
     auto choose = [&]() {
@@ -1483,8 +1485,10 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         for (int j = 0; j < n; ++j) {
             placed[j] = rep.arrays[j].placed;
         }
+        // Compiled when the policy asked for this placement, or for the one requested this
+        // launch (a fallback may have changed it), or MEMPLACE_JIT=always.
         JitEntry& e = jitFor(r, kv, la, st->device, placed,
-                             (policyJit != nullptr && *policyJit == placed) ||
+                             (policyJit != nullptr && *policyJit == placed) || policyJitRequested ||
                                  r.jitPolicy == JitPolicy::Always);
         switch (e.state) {
         case JitEntry::State::Ready:
