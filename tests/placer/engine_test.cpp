@@ -91,7 +91,7 @@ TEST(Engine, JitIsAskedForWhenItPays) {
     EXPECT_EQ(c->decision, constant);
     EXPECT_TRUE(c->jitPlacement.empty());
     // Synchronous: only when the compile pays within the limit.
-    o.jitBreakEvenLaunches = 1.0; // a microsecond kernel cannot repay 1.5 s in one launch
+    o.jitBreakEvenLaunches = 1.0; // a microsecond kernel cannot repay 0.5 s in one launch
     auto sync = runEngine(*t, h100(), {}, o, JitContext{true, true});
     ASSERT_TRUE(sync);
     EXPECT_TRUE(sync->jitPlacement.empty());
