@@ -3,22 +3,26 @@
 // them real.
 #pragma once
 
+#if !defined(__CUDACC_RTC__) // NVRTC (runtime/src/jit.cpp) sees the enum only
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#endif
 
 namespace memplace {
 
-enum class Place : uint8_t {
-    Global,    ///< plain loads and stores, L1/L2 cached
-    ReadOnly,  ///< __ldg / const __restrict__: the non-coherent read-only path
-    Texture,   ///< texture object fetches
-    Constant,  ///< the 64 KB __constant__ pool
-    Shared,    ///< staged into dynamic shared memory by each block
-    L2Persist, ///< global, with a persisting L2 access-policy window
-    Registers, ///< thread-private, compile-time indexed
+enum class Place : unsigned char { // uint8_t, spelled so that NVRTC needs no <cstdint>
+    Global,                        ///< plain loads and stores, L1/L2 cached
+    ReadOnly,                      ///< __ldg / const __restrict__: the non-coherent read-only path
+    Texture,                       ///< texture object fetches
+    Constant,                      ///< the 64 KB __constant__ pool
+    Shared,                        ///< staged into dynamic shared memory by each block
+    L2Persist,                     ///< global, with a persisting L2 access-policy window
+    Registers,                     ///< thread-private, compile-time indexed
 };
+
+#if !defined(__CUDACC_RTC__)
 
 inline constexpr std::array<Place, 7> kAllPlaces = {
     Place::Global, Place::ReadOnly,  Place::Texture,   Place::Constant,
@@ -55,5 +59,7 @@ private:
     static constexpr uint32_t bit(Place p) { return 1u << static_cast<unsigned>(p); }
     uint32_t bits_ = 0;
 };
+
+#endif // !__CUDACC_RTC__
 
 } // namespace memplace

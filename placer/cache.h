@@ -33,11 +33,13 @@ struct CachedDecision {
     std::string key;       ///< signatureKey
     std::string signature; ///< signatureText (for people reading the file)
     std::string kernel;
-    std::vector<std::string> arrays;   ///< names, descriptor order
-    std::vector<Place> placement;      ///< descriptor order
-    double predictedSeconds = 0;       ///< of the placement
-    double originalSeconds = 0;        ///< of the original placement
-    std::string engineBest;            ///< the engine's unconstrained best, as text
+    std::vector<std::string> arrays; ///< names, descriptor order
+    std::vector<Place> placement;    ///< descriptor order
+    double predictedSeconds = 0;     ///< of the placement
+    double originalSeconds = 0;      ///< of the original placement
+    std::string engineBest;          ///< the engine's unconstrained best, as text
+    std::vector<Place> jitPlacement; ///< to compile just in time (empty: none)
+    double jitSeconds = 0;           ///< its predicted time
 };
 
 /// 64-bit FNV-1a, as 16 hex digits (file names, spec fingerprints).

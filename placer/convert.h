@@ -50,8 +50,8 @@ Sampling shrink(const Sampling& s, uint64_t produced, uint64_t capacity);
 
 /// What toTrace adds to the conversion.
 struct ConvertInfo {
-    uint64_t records = 0;  ///< device records converted
-    uint64_t lanes = 0;    ///< lane accesses
+    uint64_t records = 0;   ///< device records converted
+    uint64_t lanes = 0;     ///< lane accesses
     bool truncated = false; ///< the device buffer overflowed: the trace is a prefix
     std::vector<std::string> notes;
 };

@@ -8,8 +8,9 @@
 // results are the original's; whole SMs are sampled. The records become a trace::Trace, the
 // engine (model::analyze, model::Model, search::search) runs with the present GPU's spec, and
 // later launches with that signature get the decision: a specialised instantiation when the
-// placement was compiled in, else the dynamic accessor (the runtime picks; the report says
-// which). A new signature is placed anew. See docs/placer.md.
+// placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
+// dynamic accessor (the runtime picks; the report says which). A new signature is placed anew.
+// See docs/placer.md.
 //
 // Install it with install(), or link the library and it installs itself (MEMPLACE unset, auto or
 // trace; not with off or force:...). Environment controls: MEMPLACE, MEMPLACE_SPEC,
@@ -61,6 +62,15 @@ struct Options {
     /// dynamic accessor, measured 1.00-1.95x on an H100: docs/NOTES.md): a compiled placement
     /// within this factor of the best is preferred.
     double dynamicPenalty = 1.10;
+    /// Just-in-time instantiation (NVRTC) of a placement that was not compiled in, when the
+    /// runtime can (LaunchInfo::jitAvailable): asked for when that placement is predicted
+    /// faster than the decision without it (by minSpeedup; see docs/placer.md, "When JIT
+    /// pays"). The runtime compiles in the background and places the decision meanwhile; with a
+    /// synchronous compilation (the launch waits) only when the compile time is repaid within
+    /// jitBreakEvenLaunches launches (jitCompileSeconds / predicted seconds saved per launch).
+    bool jit = true;
+    double jitCompileSeconds = 0.5; ///< one placement: 0.16-0.38 s measured (NVRTC 13.0, CI host)
+    double jitBreakEvenLaunches = 1000;
     /// With timeKernels: the first launches after the trace that run the original placement, so
     /// that the report has a measured original to set the decision against.
     int originalSamples = 2;
@@ -108,6 +118,9 @@ struct Overheads {
     double transformMs = 0;
     double transformHostMs = 0;
     double transformStreamMs = 0;
+    /// Just-in-time instantiation: NVRTC's compile time (also when it ran in the background)
+    /// and the module's load time; part of transformMs.
+    double transformJitMs = 0;
     double totalMs() const { return profilingMs + engineMs + transformMs; }
 };
 
@@ -155,6 +168,18 @@ struct KernelRecord {
 
     Overheads overheads;
 
+    // just in time (NVRTC)
+    Placement jitPlacement;         ///< asked for: placed instead of `decision` once compiled
+    double jitPredictedSeconds = 0; ///< of jitPlacement
+    std::string jitWhy;             ///< why it was asked for (or not)
+    /// "" (none asked), "pending", "ready" (placed launches run it), "failed", "unavailable"
+    std::string jitState;
+    std::string jitDetail;   ///< the runtime's reason, when failed or unavailable
+    std::string jitOrigin;   ///< "compiled" (NVRTC ran) or "cached" (from the disk cache)
+    double jitCompileMs = 0; ///< NVRTC's time (background unless synchronous)
+    double jitLoadMs = 0;    ///< reading the cache entry, loading the module
+    bool jitBackground = false;
+
     // measured kernel times (MEMPLACE_TIME=1), milliseconds, medians; -1: none
     double originalKernelMs = -1;
     double placedKernelMs = -1;
@@ -169,6 +194,11 @@ struct KernelRecord {
 /// alternatives and the compiled placements (dynamicPenalty, minSpeedup).
 struct EngineResult {
     Placement decision;
+    /// A placement that was not compiled in, to compile just in time and place instead of
+    /// `decision` once ready (empty: none; see Options::jit).
+    Placement jitPlacement;
+    double jitSeconds = 0;
+    std::string jitWhy;
     bool compiled = false;
     bool original = false; ///< the decision is the original placement
     Placement best;        ///< the engine's best, compiled or not
@@ -184,8 +214,14 @@ struct EngineResult {
     bool exact = false;
     std::vector<std::string> notes;
 };
+/// What the runtime offers for placements that were not compiled in (LaunchInfo).
+struct JitContext {
+    bool available = false;   ///< LaunchInfo::jitAvailable
+    bool synchronous = false; ///< LaunchInfo::jitSynchronous: the compile stalls the launch
+};
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
-                                 const std::vector<Placement>& compiled, const Options& options);
+                                 const std::vector<Placement>& compiled, const Options& options,
+                                 const JitContext& jit = {});
 
 class Placer : public PlacementPolicy {
 public:

@@ -94,4 +94,27 @@ std::string EditList::apply(const std::string& buffer, std::string* error) const
     return out;
 }
 
+std::string EditList::applyRange(const std::string& buffer, std::size_t begin, std::size_t end,
+                                 std::string* error) const {
+    if (begin > end || end > buffer.size()) {
+        *error = fmt::format("range [{}, {}) outside the buffer", begin, end);
+        return {};
+    }
+    EditList sub;
+    for (const Edit& e : edits_) {
+        const bool insertion = e.begin == e.end;
+        if (insertion ? (e.begin >= begin && e.begin < end) : (e.begin >= begin && e.end <= end)) {
+            Edit c = e;
+            c.begin -= begin;
+            c.end -= begin;
+            sub.edits_.push_back(std::move(c));
+        } else if (!insertion && e.begin < end && e.end > begin) {
+            *error = fmt::format("the replacement [{}, {}) straddles [{}, {})", e.begin, e.end,
+                                 begin, end);
+            return {};
+        }
+    }
+    return sub.apply(buffer.substr(begin, end - begin), error);
+}
+
 } // namespace memplace::rewrite::detail

@@ -26,6 +26,11 @@ public:
     /// inside a replaced range) are an internal error: `error` receives a description and the
     /// result is empty.
     std::string apply(const std::string& buffer, std::string* error) const;
+    /// [begin, end) of the buffer with the edits inside it applied: replacements within the
+    /// range, insertions at offsets in [begin, end). An edit that straddles a boundary is an
+    /// error (`error` set, the result empty).
+    std::string applyRange(const std::string& buffer, std::size_t begin, std::size_t end,
+                           std::string* error) const;
 
 private:
     struct Edit {

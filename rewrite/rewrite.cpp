@@ -4,15 +4,18 @@
 #include "rewrite/rewrite.h"
 
 #include "frontend/frontend.h"
+#include "frontend/source_prep.h"
 #include "kernelinfo/feasibility.h"
 #include "rewrite/ast_facts.h"
 #include "rewrite/descriptor.h"
 #include "rewrite/edit_list.h"
+#include "rewrite/jit_source.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/QualTypeNames.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Lex/Lexer.h>
 #include <fmt/format.h>
@@ -246,6 +249,16 @@ struct Group {
     std::vector<std::vector<Place>> compiled;
     detail::SyncFacts sync;
     int launches = 0;
+    // just-in-time instantiation (jitSource empty: not JIT-able, jitReason says why)
+    std::string jitSource;
+    std::string jitKernel;
+    std::vector<std::string> jitTypes;
+    std::vector<std::string> jitConstants;
+    std::string jitReason;
+    // where the descriptor goes (emitDescriptors)
+    unsigned descriptorAt = 0;
+    std::string descriptorPrefix;
+    std::string indent;
 
     void refuse(std::string why, SourceLocation at) {
         if (ok) {
@@ -320,6 +333,8 @@ private:
     void emitSite(const SiteRec& s, bool written, EditList& edits);
     void emitLaunches(EditList& edits);
     void emitExternShared(EditList& edits);
+    void planJit(Group& g, const EditList& edits);
+    void emitDescriptors(EditList& edits);
     std::string preamble() const;
     std::string descriptor(const Group& g, const std::string& indent) const;
 
@@ -1558,16 +1573,154 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
             }
         }
     }
-    // The descriptor, after the kernel.
-    std::string d = descriptor(g, indent);
+    // The descriptor goes after the kernel (emitDescriptors, once the JIT source is known).
+    Group& mg = const_cast<Group&>(g);
+    mg.indent = indent;
     const std::string& text = src_.text();
     size_t eol = text.find('\n', rb + 1);
     std::string rest = text.substr(rb + 1, (eol == std::string::npos ? text.size() : eol) - rb - 1);
     if (eol != std::string::npos && matches(rest, "\\s*(//.*)?")) {
-        edits.insert(static_cast<unsigned>(eol + 1), "\n" + d, 2);
+        mg.descriptorAt = static_cast<unsigned>(eol + 1);
+        mg.descriptorPrefix = "\n";
     } else {
-        edits.insert(rb + 1, "\n\n" + d, 2);
+        mg.descriptorAt = rb + 1;
+        mg.descriptorPrefix = "\n\n";
     }
+}
+
+void Rewriter::emitDescriptors(EditList& edits) {
+    for (const Group& g : groups_) {
+        if (g.ok) {
+            edits.insert(g.descriptorAt, g.descriptorPrefix + descriptor(g, g.indent), 2);
+        }
+    }
+}
+
+/// The kernel's device-only source for NVRTC (jit_source.h), its name and element types as
+/// name expressions spell them; or why it has none.
+void Rewriter::planJit(Group& g, const EditList& edits) {
+    if (g.templ != nullptr) {
+        g.jitReason = "a kernel template (the runtime cannot spell its template arguments in an "
+                      "NVRTC name expression)";
+        return;
+    }
+    PrintingPolicy pp = policyFor(ctx_);
+    pp.SuppressUnwrittenScope = true;
+    pp.FullyQualifiedName = true;
+    for (const ArrayPlan* ap : g.accessorArrays()) {
+        const QualType pointee = ap->decl->getType()->getPointeeType();
+        if (pointee.isNull() || pointee.isVolatileQualified()) {
+            g.jitReason = fmt::format("the element type of '{}' is volatile", ap->name);
+            g.jitTypes.clear();
+            return;
+        }
+        std::string t = TypeName::getFullyQualifiedName(pointee.getUnqualifiedType(), ctx_, pp,
+                                                        /*WithGlobalNsPrefix=*/false);
+        g.jitTypes.push_back((ap->written() ? "" : "const ") + t);
+    }
+    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
+    detail::JitSliceInput in;
+    in.ast = &a_.ast();
+    in.kernel = g.pattern;
+    in.kernelBegin = src_.range(ks.declaration)->first;
+    in.mainText = [&](unsigned b, unsigned e, std::string* text, std::string* why) {
+        std::string error;
+        *text = edits.applyRange(src_.text(), b, e, &error);
+        if (!error.empty()) {
+            *why = error;
+            return false;
+        }
+        return true;
+    };
+    in.providedDirs = {frontend::defaultResourceDir(), std::string(frontend::kShimDir)};
+    if (auto cuda = frontend::findCudaInstallation(opt_.extraArgs)) {
+        in.cudaIncludeDir = *cuda + "/include";
+        while (!in.cudaIncludeDir.empty() && in.cudaIncludeDir.find("//") != std::string::npos) {
+            in.cudaIncludeDir.replace(in.cudaIncludeDir.find("//"), 2, "/");
+        }
+    }
+    detail::JitSlice slice = detail::sliceForJit(in);
+    if (slice.source.empty()) {
+        g.jitReason = slice.why.empty() ? std::string("no source") : slice.why;
+        g.jitTypes.clear();
+        return;
+    }
+    g.jitSource = std::move(slice.source);
+    g.jitKernel = std::move(slice.kernelName);
+    g.jitConstants = std::move(slice.constants);
+}
+
+/// `text` as `//` comment lines of at most 100 columns, each starting with `indent`.
+std::string commentLines(const std::string& text, const std::string& indent) {
+    std::string out;
+    std::string line = indent + "//";
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t sp = text.find(' ', pos);
+        std::string word = text.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+        pos = sp == std::string::npos ? text.size() : sp + 1;
+        if (line.size() + 1 + word.size() > 100 && line.size() > indent.size() + 2) {
+            out += line + "\n";
+            line = indent + "//";
+        }
+        line += " " + word;
+    }
+    return out + line + "\n";
+}
+
+/// The descriptor's just-in-time members (docs/rewrite-contract.md).
+std::string jitMembers(const Group& g, const std::string& in1) {
+    if (g.jitSource.empty()) {
+        return commentLines("Not compiled just in time: " + g.jitReason +
+                                ". Placements not compiled in run through the dynamic accessor.",
+                            in1) +
+               in1 + "static constexpr const char* jitSource = nullptr;\n";
+    }
+    std::string delim = "memplace";
+    while (g.jitSource.find(")" + delim + "\"") != std::string::npos) {
+        delim += "_";
+    }
+    std::vector<std::string> types;
+    for (const std::string& t : g.jitTypes) {
+        types.push_back("\"" + t + "\"");
+    }
+    std::string out;
+    out +=
+        in1 + "// Just in time (NVRTC): the kernel's name, its element types and its device code\n";
+    out +=
+        in1 + "// with what it uses, for placements not compiled in (docs/rewrite-contract.md).\n";
+    out += fmt::format("{}static constexpr const char* jitKernel = \"{}\";\n", in1, g.jitKernel);
+    out += in1 +
+           wrapList(fmt::format("static constexpr const char* jitTypes[{}] = {{", types.size()),
+                    types, "};", in1 + "    ", in1.size()) +
+           "\n";
+    if (!g.jitConstants.empty()) {
+        // The program's __constant__ variables the kernel reads: the JIT module declares its own,
+        // which the runtime fills from these (the host shadows) before each of its launches.
+        std::vector<std::string> names;
+        std::vector<std::string> addresses;
+        for (const std::string& c : g.jitConstants) {
+            names.push_back("\"" + c + "\"");
+            addresses.push_back("&::" + c);
+        }
+        out += in1 + "// The __constant__ variables it reads: the JIT module's copies are filled "
+                     "from these.\n";
+        out += in1 +
+               wrapList(
+                   fmt::format("static constexpr const char* jitConstants[{}] = {{", names.size()),
+                   names, "};", in1 + "    ", in1.size()) +
+               "\n";
+        out += in1 + "static const void* jitConstant(int k) {\n";
+        out += in1 + "    " +
+               wrapList("const void* const a[] = {", addresses, "};", in1 + "        ",
+                        in1.size() + 4) +
+               "\n";
+        out += in1 + "    return a[k];\n";
+        out += in1 + "}\n";
+    }
+    out += fmt::format("{}static constexpr const char* jitSource = R\"{}(\n{}){}\";\n", in1, delim,
+                       g.jitSource, delim);
+    return out;
 }
 
 std::string Rewriter::descriptor(const Group& g, const std::string& indent) const {
@@ -1627,6 +1780,7 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
         }
         out += "\n";
     }
+    out += jitMembers(g, in1);
     out += in1 + "template <class... Acc>\n";
     out += fmt::format("{}static auto kernel() {{ return &{}<{}Acc...>; }}\n", in1,
                        p->getNameAsString(), kernelTargs);
@@ -1934,6 +2088,13 @@ Expected<RewriteResult> Rewriter::run() {
     }
     emitLaunches(edits);
     emitExternShared(edits);
+    // The JIT sources are cut from the text as rewritten so far (no descriptors, no preamble).
+    for (Group& g : groups_) {
+        if (g.ok) {
+            planJit(g, edits);
+        }
+    }
+    emitDescriptors(edits);
     edits.insert(firstCodeLine(src_), preamble(), -1000000);
 
     // Reports and warnings.
@@ -1950,6 +2111,11 @@ Expected<RewriteResult> Rewriter::run() {
         kr.reason = g.reason;
         kr.compiled = g.compiled;
         kr.launches = g.launches;
+        kr.jitSource = g.jitSource;
+        kr.jitKernel = g.jitKernel;
+        kr.jitTypes = g.jitTypes;
+        kr.jitConstants = g.jitConstants;
+        kr.jitReason = g.jitReason;
         bool anyCandidate = false;
         for (const ArrayPlan& ap : g.arrays) {
             ArrayReport ar;

@@ -72,6 +72,14 @@ struct KernelReport {
     /// where the program keeps it), one place per accessor array in descriptor order.
     std::vector<std::vector<Place>> compiled;
     int launches = 0; ///< launches rewritten to memplace::launch
+    /// Just-in-time instantiation (docs/rewrite-contract.md): the descriptor's jitSource (the
+    /// kernel and the device code it uses, for NVRTC), jitKernel and jitTypes; or, when the
+    /// kernel is not JIT-able, jitSource empty and jitReason saying why.
+    std::string jitSource;
+    std::string jitKernel;
+    std::vector<std::string> jitTypes;
+    std::vector<std::string> jitConstants; ///< `__constant__` variables the JIT module copies
+    std::string jitReason;
 };
 
 struct RewriteResult {

@@ -80,6 +80,12 @@ nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath) {
             compiled.push_back(std::move(one));
         }
         kj["compiled"] = std::move(compiled);
+        if (k.rewritten) {
+            kj["jit"] = !k.jitSource.empty();
+            if (k.jitSource.empty()) {
+                kj["jit_reason"] = k.jitReason;
+            }
+        }
         kj["launches"] = k.launches;
         kernels.push_back(std::move(kj));
     }

@@ -56,9 +56,9 @@ DecisionCache::DecisionCache(std::filesystem::path dir, BinaryId binary, std::st
                              std::string specFingerprint)
     : dir_(std::move(dir)), binary_(std::move(binary)), device_(std::move(device)),
       spec_(std::move(specFingerprint)) {
-    const std::string base =
-        binary_.path.empty() ? std::string("program")
-                             : std::filesystem::path(binary_.path).filename().string();
+    const std::string base = binary_.path.empty()
+                                 ? std::string("program")
+                                 : std::filesystem::path(binary_.path).filename().string();
     file_ = dir_ / (base + "-" + hash16(binary_.path + "\n" + device_) + ".json");
 }
 
@@ -112,6 +112,19 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
             d.predictedSeconds = e.value("predicted_seconds", 0.0);
             d.originalSeconds = e.value("original_seconds", 0.0);
             d.engineBest = e.value("engine_best", std::string());
+            if (e.contains("jit_placement")) { // optional: written since the JIT
+                for (const auto& p : e.at("jit_placement")) {
+                    const auto place = parsePlace(p.get<std::string>());
+                    if (!place) {
+                        return "corrupt (unknown place " + p.dump() + ")";
+                    }
+                    d.jitPlacement.push_back(*place);
+                }
+                if (!d.jitPlacement.empty() && d.jitPlacement.size() != d.arrays.size()) {
+                    return std::string("corrupt (a JIT placement and its arrays differ in length)");
+                }
+                d.jitSeconds = e.value("jit_seconds", 0.0);
+            }
             entries[d.key] = std::move(d);
         }
         out = std::move(entries);
@@ -167,6 +180,14 @@ std::string DecisionCache::serialise() const {
                       {"predicted_seconds", d.predictedSeconds},
                       {"original_seconds", d.originalSeconds},
                       {"engine_best", d.engineBest}});
+        if (!d.jitPlacement.empty()) {
+            nlohmann::json jp = nlohmann::json::array();
+            for (Place pl : d.jitPlacement) {
+                jp.push_back(std::string(placeName(pl)));
+            }
+            ds.back()["jit_placement"] = std::move(jp);
+            ds.back()["jit_seconds"] = d.jitSeconds;
+        }
     }
     j["decisions"] = std::move(ds);
     return j.dump(1) + "\n";

@@ -27,9 +27,9 @@ std::optional<std::string> builtinForDeviceName(std::string_view deviceName) {
     };
     // Longer tokens first where one contains another.
     static constexpr Match kMatches[] = {
-        {"h200", "h200"},   {"h100", "h100"},   {"a100", "a100"}, {"v100", "v100"},
-        {"k20", "k20c"},    {"m2075", "m2075"}, {"m2070", "m2075"}, {"m2090", "m2075"},
-        {"c1060", "c1060"},
+        {"h200", "h200"},   {"h100", "h100"},   {"a100", "a100"},
+        {"v100", "v100"},   {"k20", "k20c"},    {"m2075", "m2075"},
+        {"m2070", "m2075"}, {"m2090", "m2075"}, {"c1060", "c1060"},
     };
     for (const Match& m : kMatches) {
         if (n.find(m.token) != std::string::npos) {
@@ -139,12 +139,11 @@ Expected<DeviceSpec> selectSpec(const std::string& explicitSpec, const std::stri
             d.spec = std::move(*s);
             d.source = "nearest";
             d.from = *b;
-            d.warnings.push_back("no spec for '" + std::string(deviceName) + "' (sm_" +
-                                 std::to_string(major) + std::to_string(minor) +
-                                 "); modelling it as the built-in " + *b +
-                                 " (run `memplace probe -o " +
-                                 (specDir.empty() ? std::string("<dir>") : specDir) + "/" +
-                                 specFileName(deviceName) + "` for a measured one)");
+            d.warnings.push_back(
+                "no spec for '" + std::string(deviceName) + "' (sm_" + std::to_string(major) +
+                std::to_string(minor) + "); modelling it as the built-in " + *b +
+                " (run `memplace probe -o " + (specDir.empty() ? std::string("<dir>") : specDir) +
+                "/" + specFileName(deviceName) + "` for a measured one)");
             return d;
         }
     }

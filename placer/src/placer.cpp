@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -146,7 +147,8 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
 // ---- the engine step -----------------------------------------------------------------------
 
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
-                                 const std::vector<Placement>& compiled, const Options& options) {
+                                 const std::vector<Placement>& compiled, const Options& options,
+                                 const JitContext& jit) {
     EngineResult r;
     auto t0 = Clock::now();
     auto st = model::analyze(trace, spec);
@@ -251,6 +253,56 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                                 : "the original placement is infeasible in the model; it stays";
         return r;
     }
+    // Just in time: the fastest placement that was not compiled in, when it beats the decision
+    // (effective time: a placement through the dynamic accessor carries the penalty) by the
+    // threshold; with a synchronous compilation only when the compile pays within the limit.
+    auto considerJit = [&](double decisionEffective) {
+        if (!jit.available || !options.jit) {
+            return;
+        }
+        const Option* p = nullptr;
+        for (const Option& o : options_) {
+            if (!o.compiled && (p == nullptr || o.cycles < p->cycles ||
+                                (o.cycles == p->cycles && o.changed < p->changed))) {
+                p = &o;
+            }
+        }
+        if (p == nullptr || !(p->cycles * options.minSpeedup < originalCycles)) {
+            return;
+        }
+        const bool sameAsDynamic = !r.compiled && p->p == r.decision;
+        if (!sameAsDynamic && !(p->cycles * options.minSpeedup < decisionEffective)) {
+            return;
+        }
+        const double saved = m.seconds(decisionEffective) - m.seconds(p->cycles);
+        char buf[240];
+        if (jit.synchronous) {
+            const double launches =
+                saved > 0 ? options.jitCompileSeconds / saved : std::numeric_limits<double>::max();
+            if (!(launches <= options.jitBreakEvenLaunches)) {
+                std::snprintf(buf, sizeof buf,
+                              "not compiled just in time: a synchronous compilation (%.1f s) "
+                              "would take %.0f launches to pay, above the limit of %.0f",
+                              options.jitCompileSeconds, launches, options.jitBreakEvenLaunches);
+                r.jitWhy = buf;
+                return;
+            }
+            std::snprintf(buf, sizeof buf,
+                          "predicted %.3fx the original; compiled just in time (synchronously: "
+                          "pays after about %.0f launches)",
+                          originalCycles / std::max(p->cycles, 1e-30), launches);
+        } else {
+            std::snprintf(buf, sizeof buf,
+                          "predicted %.3fx the original, %.3fx the decision's %s; compiled just in "
+                          "time in the background, the decision runs meanwhile",
+                          originalCycles / std::max(p->cycles, 1e-30),
+                          decisionEffective / std::max(p->cycles, 1e-30),
+                          r.compiled ? "instantiation" : "dynamic accessor");
+        }
+        r.jitPlacement = p->p;
+        r.jitSeconds = m.seconds(p->cycles);
+        r.jitWhy = buf;
+    };
     if (!(best->effective * options.minSpeedup < originalCycles)) {
         r.decision = original;
         r.compiled = true;
@@ -263,6 +315,7 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                       best->cycles > 0 ? originalCycles / best->cycles : 1.0,
                       best->compiled ? "" : " (not compiled)", options.minSpeedup);
         r.why = buf;
+        considerJit(originalCycles);
         return r;
     }
     r.decision = best->p;
@@ -286,6 +339,7 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                       originalCycles / std::max(sr->best.cycles, 1e-30), options.dynamicPenalty);
     }
     r.why = buf;
+    considerJit(best->effective);
     return r;
 }
 
@@ -299,8 +353,10 @@ struct Entry {
     KernelRecord rec;
     enum class Phase : uint8_t { NeedTrace, Decided, Failed } phase = Phase::NeedTrace;
     Sampling sampling;
-    Placement applied;  ///< what placed launches get
-    Placement original; ///< as written: what the runtime launches when no placement is given
+    Placement applied;       ///< what placed launches get
+    Placement original;      ///< as written: what the runtime launches when no placement is given
+    Placement jit;           ///< asked to be compiled just in time (empty: none, or given up)
+    bool jitRunning = false; ///< placed launches run the just-in-time instantiation
     /// The decision was checked on the GPU in an earlier run (from the decision cache): it is
     /// not timed against the original again.
     bool verified = false;
@@ -435,6 +491,14 @@ struct Placer::Impl {
                 r.compiled = c->placement == e.original ||
                              std::find(info.compiled.begin(), info.compiled.end(), c->placement) !=
                                  info.compiled.end();
+                if (info.jitAvailable && options.jit && c->jitPlacement.size() == r.arrays.size()) {
+                    e.jit = c->jitPlacement;
+                    r.jitPlacement = c->jitPlacement;
+                    r.jitPredictedSeconds = c->jitSeconds;
+                    r.jitWhy = "from the decision cache";
+                    r.jitState = "pending";
+                    r.status = "placed";
+                }
             }
         }
         return e;
@@ -473,7 +537,8 @@ struct Placer::Impl {
         (void)e; // emulation times say nothing about a GPU
 #else
         if (!options.revertIfSlower || !(options.timeKernels || options.verify) ||
-            e.phase != Entry::Phase::Decided || e.applied == e.original || e.originalMs.empty() ||
+            e.phase != Entry::Phase::Decided || (e.applied == e.original && !e.jitRunning) ||
+            e.originalMs.empty() ||
             e.placedMs.size() < 3) {
             return;
         }
@@ -488,17 +553,19 @@ struct Placer::Impl {
             e.rec.notes.emplace_back(buf);
             e.rec.status = "reverted";
             e.applied = e.original;
+            e.jit.clear();
+            e.jitRunning = false;
             // Later runs start from the original too.
             auto d = devices.find(e.rec.device);
             if (d != devices.end() && d->second.cache) {
-                storeDecision(d->second, e.rec, e.original, e.rec.predictedSeconds);
+                storeDecision(d->second, e.rec, e.original, e.rec.predictedSeconds, {}, 0);
             }
         }
 #endif
     }
 
     void storeDecision(DeviceState& dev, const KernelRecord& r, const Placement& placement,
-                       double predictedSeconds) {
+                       double predictedSeconds, const Placement& jitPlacement, double jitSeconds) {
         CachedDecision c;
         c.key = r.key;
         c.signature = r.signature;
@@ -508,6 +575,8 @@ struct Placer::Impl {
         c.predictedSeconds = predictedSeconds;
         c.originalSeconds = r.originalSeconds;
         c.engineBest = placementText(r.arrays, r.engineBest);
+        c.jitPlacement = jitPlacement;
+        c.jitSeconds = jitSeconds;
         if (auto w = dev.cache->store(c)) {
             warn(*w);
         }
@@ -542,7 +611,8 @@ struct Placer::Impl {
             stream += x;
         }
         o.transformStreamMs = stream;
-        o.transformMs = host + stream;
+        o.transformJitMs = r.jitCompileMs + r.jitLoadMs;
+        o.transformMs = host + stream + o.transformJitMs;
     }
 
     nlohmann::json recordJson(const KernelRecord& r, const Entry& e) const {
@@ -577,7 +647,8 @@ struct Placer::Impl {
         }
         j["spec"] = r.specName;
         j["decision"] = r.decision.empty() ? json(nullptr) : placementJson(r.decision);
-        j["applied"] = e.applied.empty() ? json(nullptr) : placementJson(e.applied);
+        const Placement& applied = e.jitRunning ? e.jit : e.applied;
+        j["applied"] = applied.empty() ? json(nullptr) : placementJson(applied);
         j["engine_best"] = r.engineBest.empty() ? json(nullptr) : placementJson(r.engineBest);
         j["why"] = r.why;
         j["compiled"] = r.compiled;
@@ -590,6 +661,17 @@ struct Placer::Impl {
             pred["speedup"] = r.predictedSeconds > 0 ? r.originalSeconds / r.predictedSeconds : 1.0;
         }
         j["predicted"] = pred;
+        j["jit"] = {
+            {"placement", r.jitPlacement.empty() ? json(nullptr) : placementJson(r.jitPlacement)},
+            {"predicted_us",
+             r.jitPlacement.empty() ? json(nullptr) : json(r.jitPredictedSeconds * 1e6)},
+            {"why", r.jitWhy},
+            {"state", r.jitState.empty() ? json(nullptr) : json(r.jitState)},
+            {"detail", r.jitDetail},
+            {"origin", r.jitOrigin.empty() ? json(nullptr) : json(r.jitOrigin)},
+            {"compile_ms", r.jitCompileMs},
+            {"load_ms", r.jitLoadMs},
+            {"background", r.jitBackground}};
         j["fallbacks"] = r.fallbacks;
         j["launches"] = {{"total", r.launches},
                          {"traced", r.tracedLaunches},
@@ -613,6 +695,7 @@ struct Placer::Impl {
                               {"search", o.searchMs},
                               {"transform_host", o.transformHostMs},
                               {"transform_stream", o.transformStreamMs},
+                              {"transform_jit", o.transformJitMs},
                               {"host_us_median_original", orNull(median(e.originalHostUs))},
                               {"host_us_median_placed", orNull(median(e.placedHostUs))}}}};
         json measured = json::object();
@@ -689,16 +772,18 @@ Decision Placer::decide(const LaunchInfo& info) {
     }
     const bool verifying = m.options.verify && !e.verified;
     const bool checking = m.options.timeKernels || verifying;
+    const bool placing = e.applied != e.original || !e.jit.empty();
     const bool measureOriginal =
         checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples &&
-        e.applied != e.original;
-    if (e.applied == e.original || measureOriginal) {
+        placing;
+    if (!placing || measureOriginal) {
         d.time = measureOriginal;
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
     }
     d.kind = Decision::Kind::Place;
     d.placement = e.applied;
+    d.jitPlacement = e.jit;
     d.time = verifying && static_cast<int>(e.rec.placedLaunches) < m.options.verifySamples;
     m.launchKinds[info.launchId] = {ei, Kind::Placed};
     return d;
@@ -775,7 +860,8 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
             m.warn("cannot save the trace " + file + ": " + s.message());
         }
     }
-    Expected<EngineResult> er = runEngine(*t, dev.spec.spec, info.compiled, m.options);
+    Expected<EngineResult> er = runEngine(*t, dev.spec.spec, info.compiled, m.options,
+                                          JitContext{info.jitAvailable, info.jitSynchronous});
     if (!er) {
         e.phase = Entry::Phase::Failed;
         r.status = "failed";
@@ -794,6 +880,12 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     r.engineBestSeconds = er->bestSeconds;
     r.why = er->why;
     r.source = "trace";
+    r.jitPlacement = er->jitPlacement;
+    r.jitPredictedSeconds = er->jitSeconds;
+    r.jitWhy = !er->jitWhy.empty() ? er->jitWhy
+               : info.jitAvailable ? std::string()
+                                   : "JIT unavailable: " + info.jitUnavailable;
+    r.jitState = er->jitPlacement.empty() ? std::string() : "pending";
     for (const std::string& n : er->notes) {
         if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) {
             r.notes.push_back(n);
@@ -805,9 +897,11 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     }
     e.phase = Entry::Phase::Decided;
     e.applied = er->decision;
-    r.status = er->original ? "original" : "placed";
+    e.jit = er->jitPlacement;
+    r.status = er->original && e.jit.empty() ? "original" : "placed";
     if (dev.cache) {
-        m.storeDecision(dev, r, er->decision, er->decisionSeconds);
+        m.storeDecision(dev, r, er->decision, er->decisionSeconds, er->jitPlacement,
+                        er->jitSeconds);
     }
 }
 
@@ -848,6 +942,35 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
         ++r.placedLaunches;
         e.placedHostUs.push_back(report.hostMicros);
         r.dispatch = report.dispatch;
+        if (!e.jit.empty()) {
+            if (report.dispatch == "jit") {
+                if (!e.jitRunning) {
+                    // From now on placed launches run the JIT placement: measure that one.
+                    e.jitRunning = true;
+                    e.placedMs.clear();
+                    e.placedStreamMs.clear();
+                }
+                r.jitState = "ready";
+                if (report.jit == "compiled" || report.jit == "cached") {
+                    r.jitOrigin = report.jit;
+                    r.jitCompileMs += report.jitCompileMs;
+                    r.jitLoadMs += report.jitLoadMs;
+                    r.jitBackground = report.jitBackground;
+                }
+            } else if (report.jit == "failed" || report.jit == "unavailable") {
+                // The decision stays; no more asking.
+                r.jitState = report.jit;
+                r.jitDetail = report.jitDetail;
+                r.notes.push_back("just-in-time instantiation " + report.jit + ": " +
+                                  report.jitDetail + "; the decision stays");
+                e.jit.clear();
+                if (e.applied == e.original) {
+                    r.status = "original";
+                }
+            } else if (report.jit == "pending") {
+                r.jitState = "pending";
+            }
+        }
         for (const ArrayReport& a : report.arrays) {
             if (!a.fallback.empty() && e.fallbackSet.insert(a.name + ": " + a.fallback).second) {
                 r.fallbacks.push_back(a.name + " requested " + std::string(placeName(a.requested)) +

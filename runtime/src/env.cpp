@@ -154,4 +154,22 @@ bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings) {
     return false;
 }
 
+JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings) {
+    if (value == nullptr) {
+        return JitPolicy::Auto;
+    }
+    const std::string_view v = trim(value);
+    if (v == "off" || v == "0") {
+        return JitPolicy::Off;
+    }
+    if (v == "always") {
+        return JitPolicy::Always;
+    }
+    if (!v.empty() && v != "auto" && v != "1") {
+        warnings.push_back("MEMPLACE_JIT='" + std::string(v) +
+                           "' is not off, auto or always; using auto");
+    }
+    return JitPolicy::Auto;
+}
+
 } // namespace memplace::detail

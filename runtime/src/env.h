@@ -2,6 +2,7 @@
 //   MEMPLACE=off | auto | trace | sweep | force:[kernel.]array=place,...
 //   MEMPLACE_DISPATCH=auto | dynamic
 //   MEMPLACE_TIME=0 | 1
+//   MEMPLACE_JIT=off | auto | always, MEMPLACE_JIT_SYNC=0 | 1
 // auto, trace and sweep are the online Placer's modes (placer/): the runtime itself treats them
 // like the default (the installed PlacementPolicy decides); the Placer reads them to install
 // itself (sweep: placer/sweep.h, the evaluation's in-process measurement of placements).
@@ -44,5 +45,15 @@ bool parseSwitchEnv(const char* variable, const char* value, std::vector<std::st
 
 /// Parses MEMPLACE_DISPATCH: true for "dynamic"; a warning for anything but auto/dynamic/empty.
 bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings);
+
+/// When the runtime compiles a placement just in time (NVRTC), MEMPLACE_JIT:
+enum class JitPolicy {
+    Off,    ///< never: placements that were not compiled in run through the dynamic accessor
+    Auto,   ///< when the PlacementPolicy asks (Decision::jitPlacement); instantiations compiled
+            ///< already (in this process or the disk cache) serve any placement (the default)
+    Always, ///< every placement that was not compiled in (forced placements too)
+};
+/// Parses MEMPLACE_JIT (unset or empty: Auto); a warning for anything else.
+JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings);
 
 } // namespace memplace::detail

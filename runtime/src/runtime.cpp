@@ -1,6 +1,7 @@
 // The host library: placement decisions, materialisation (texture objects, constant pool,
-// dynamic shared memory, L2 window), trace collection and reports. Plain C++ over the CUDA
-// runtime; the driver API (cuMemGetAddressRange) is reached through
+// dynamic shared memory, L2 window), the choice of instantiation (specialised, just in time,
+// dynamic), trace collection and reports. Plain C++ over the CUDA runtime; the driver API
+// (cuMemGetAddressRange, and jit.cpp's module functions) is reached through
 // cudaGetDriverEntryPointByVersion so programs link only cudart.
 #include "memplace/handles.h"
 #include "memplace/host.h"
@@ -8,11 +9,14 @@
 #include "runtime/src/layout.h"
 #if defined(MEMPLACE_EMU)
 #include "memplace/emu/profile.h"
+#else
+#include "runtime/src/jit.h"
 #endif
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 namespace memplace {
@@ -77,6 +82,53 @@ struct PoolState {
 
 using ExtentEntry = std::pair<std::size_t, long long>; // bytes, width
 
+#if !defined(MEMPLACE_EMU)
+/// A background compilation's result, shared with its thread.
+struct JitJob {
+    std::mutex mu;
+    bool done = false;
+    jit::Binary binary;
+    std::string cacheError; ///< writing the disk cache failed
+};
+
+/// One just-in-time instantiation: (device, kernel source, name expression).
+struct JitEntry {
+    /// Absent: not compiled (nor in the disk cache), nobody asked yet.
+    enum class State : uint8_t { Absent, Pending, Ready, Failed } state = State::Absent;
+    jit::CompileRequest request;
+    std::string key; ///< the content address (jit::cacheKey)
+    std::shared_ptr<JitJob> job;
+    jit::Loaded loaded;
+    std::string error;
+    std::string origin; ///< "compiled" or "cached"
+    double compileMs = 0;
+    double loadMs = 0;
+    bool background = false;
+    bool announced = false; ///< a launch report said how it came to be
+    /// The program's __constant__ variables its module copies (request.constants order): the
+    /// device address and size of each, found from the descriptor's host shadows.
+    std::vector<std::pair<const void*, std::size_t>> sources;
+    std::size_t sharedAttr = 0; ///< dynamic shared memory limit raised to this
+};
+using JitKey = std::tuple<int, const char*, std::string>;
+
+/// Background compilations in flight, so that waitForJit() and the process's exit can wait.
+struct JitThreads {
+    std::mutex mu;
+    std::condition_variable cv;
+    int running = 0;
+};
+JitThreads& jitThreads() {
+    static auto* t = new JitThreads; // never destroyed
+    return *t;
+}
+void waitJitThreads() {
+    JitThreads& t = jitThreads();
+    std::unique_lock<std::mutex> g(t.mu);
+    t.cv.wait(g, [&] { return t.running == 0; });
+}
+#endif
+
 struct Runtime {
     std::mutex mu;
     bool envLoaded = false;
@@ -98,6 +150,17 @@ struct Runtime {
     uint64_t launches = 0; // launch ids handed out
     // the default instantiation's (registers, static shared bytes), per (device, function)
     std::map<std::pair<int, const void*>, std::pair<int, std::size_t>> funcAttrs;
+    // just-in-time instantiation
+    JitPolicy jitPolicy = JitPolicy::Auto;
+    bool jitApiPolicy = false; ///< setJitMode was called (the environment no longer counts)
+    bool jitSync = false;
+    bool jitApiSync = false;
+    std::string jitCacheDir;
+    bool jitApiCacheDir = false;
+#if !defined(MEMPLACE_EMU)
+    std::map<JitKey, JitEntry> jit;
+    std::map<int, std::pair<int, int>> computeCapability;
+#endif
     // tracing
     int traceRemaining = 0;
     TraceOptions traceOptions;
@@ -218,6 +281,20 @@ void loadEnv(Runtime& r) {
     r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
     const char* l2 = std::getenv("MEMPLACE_L2_LIMIT");
     r.keepL2Limit = l2 != nullptr && std::strcmp(l2, "keep") == 0;
+    const JitPolicy jp = parseJitEnv(std::getenv("MEMPLACE_JIT"), r.env.warnings);
+    const bool js =
+        parseSwitchEnv("MEMPLACE_JIT_SYNC", std::getenv("MEMPLACE_JIT_SYNC"), r.env.warnings);
+    if (!r.jitApiPolicy) {
+        r.jitPolicy = jp;
+    }
+    if (!r.jitApiSync) {
+        r.jitSync = js;
+    }
+#if !defined(MEMPLACE_EMU)
+    if (!r.jitApiCacheDir) {
+        r.jitCacheDir = jit::defaultCacheDir();
+    }
+#endif
     for (const std::string& w : r.env.warnings) {
         warnOnce(r, w);
     }
@@ -339,6 +416,9 @@ const char* dispatchName(int inst) {
     if (inst == LaunchPlan::kTracing) {
         return "tracing";
     }
+    if (inst == LaunchPlan::kJit) {
+        return "jit";
+    }
     return inst == LaunchPlan::kDynamic ? "dynamic" : "specialized";
 }
 
@@ -367,6 +447,220 @@ std::string jsonEscape(const std::string& s) {
     }
     return o;
 }
+
+#if !defined(MEMPLACE_EMU)
+
+bool jitSupportedImpl(std::string* why) {
+    // Decided once per process (the first call loads libnvrtc).
+    static const std::pair<bool, std::string> supported = [] {
+        std::string w;
+        if (!jit::nvrtcAvailable(&w)) {
+            return std::make_pair(false, w);
+        }
+        if (jit::embeddedHeaders().empty()) {
+            return std::make_pair(
+                false, std::string("the runtime library was built without the embedded device "
+                                   "headers (runtime/src/*.cpp compiled alone, without "
+                                   "MEMPLACE_JIT_HEADERS)"));
+        }
+        return std::make_pair(true, std::string());
+    }();
+    if (!supported.first && why != nullptr) {
+        *why = supported.second;
+    }
+    return supported.first;
+}
+
+std::pair<int, int> computeCapabilityOf(Runtime& r, int device) {
+    auto it = r.computeCapability.find(device);
+    if (it == r.computeCapability.end()) {
+        int major = 0;
+        int minor = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) !=
+                cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) !=
+                cudaSuccess) {
+            (void)cudaGetLastError();
+            major = minor = 0;
+        }
+        it = r.computeCapability.emplace(device, std::make_pair(major, minor)).first;
+    }
+    return it->second;
+}
+
+/// Loads a compiled binary into the entry: Ready, or Failed with the reason.
+void jitLoad(JitEntry& e, const jit::Binary& b, const char* origin) {
+    if (!b.ok) {
+        e.state = JitEntry::State::Failed;
+        e.error = b.error;
+        return;
+    }
+    e.loaded = jit::load(b);
+    e.loadMs += e.loaded.loadMs;
+    if (!e.loaded.ok) {
+        e.state = JitEntry::State::Failed;
+        e.error = e.loaded.error;
+        return;
+    }
+    if (e.loaded.poolBytes < e.request.poolBytes) {
+        e.state = JitEntry::State::Failed;
+        e.error = "the module's constant pool has " + std::to_string(e.loaded.poolBytes) +
+                  " bytes, the translation unit's " + std::to_string(e.request.poolBytes);
+        return;
+    }
+    e.state = JitEntry::State::Ready;
+    e.origin = origin;
+}
+
+/// Compiles in a background thread (the runtime's lock is not held there); the entry becomes
+/// Ready at the first launch that finds the job done.
+void jitStartBackground(Runtime& r, JitEntry& e) {
+    auto job = std::make_shared<JitJob>();
+    e.job = job;
+    e.state = JitEntry::State::Pending;
+    e.background = true;
+    static const bool waitsAtExit = [] {
+        // A compilation still running at exit would run inside libnvrtc while it is torn down.
+        std::atexit(waitJitThreads);
+        return true;
+    }();
+    (void)waitsAtExit;
+    JitThreads& t = jitThreads();
+    {
+        std::lock_guard<std::mutex> g(t.mu);
+        ++t.running;
+    }
+    std::thread([job, request = e.request, key = e.key, dir = r.jitCacheDir] {
+        jit::Binary b = jit::compile(request);
+        std::string cacheError;
+        if (!dir.empty() && (b.ok || b.cacheable)) {
+            (void)jit::writeCache(dir, key, request.nameExpression, b, &cacheError);
+        }
+        {
+            std::lock_guard<std::mutex> g(job->mu);
+            job->binary = std::move(b);
+            job->cacheError = std::move(cacheError);
+            job->done = true;
+        }
+        JitThreads& tt = jitThreads();
+        std::lock_guard<std::mutex> g(tt.mu);
+        --tt.running;
+        tt.cv.notify_all();
+    }).detach();
+}
+
+/// The just-in-time instantiation of `placed` (after fallbacks) for a launch on `device`. New
+/// entries look in the disk cache first; `compile` starts a compilation when there is none
+/// (synchronously with setJitSynchronous, else in the background).
+JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int device,
+                 const Placement& placed, bool compile) {
+    std::vector<std::string> accessors;
+    for (int j = 0; j < kv.numArrays; ++j) {
+        accessors.push_back(jit::accessorName(placed[static_cast<std::size_t>(j)],
+                                              kv.arrays[j].dims, kv.jitTypes[j]));
+    }
+    std::string name = jit::nameExpression(kv.jitKernel, accessors);
+    JitKey key{device, kv.jitSource, name};
+    auto it = r.jit.find(key);
+    if (it == r.jit.end()) {
+        JitEntry e;
+        e.request.source = kv.jitSource;
+        e.request.nameExpression = std::move(name);
+        std::tie(e.request.ccMajor, e.request.ccMinor) = computeCapabilityOf(r, device);
+        e.request.poolBytes = la.poolBytes;
+        if (kv.jitOptions != nullptr && *kv.jitOptions != '\0') {
+            e.request.extra.emplace_back(kv.jitOptions);
+        }
+        for (int k = 0; k < kv.jitConstantCount; ++k) {
+            e.request.constants.emplace_back(kv.jitConstants[k]);
+        }
+        const std::vector<std::string> options =
+            jit::compileOptions(e.request, jit::nvrtcArchitectures(), nullptr);
+        if (options.empty()) {
+            e.state = JitEntry::State::Failed;
+            e.error = "NVRTC " + jit::nvrtcVersion() +
+                      " compiles for no architecture at or "
+                      "below the device's sm_" +
+                      std::to_string(e.request.ccMajor) + std::to_string(e.request.ccMinor);
+        } else {
+            e.key = jit::cacheKey(e.request, options, jit::nvrtcVersion());
+            const auto t0 = std::chrono::steady_clock::now();
+            const jit::CacheRead c = jit::readCache(r.jitCacheDir, e.key, e.request.nameExpression);
+            e.loadMs =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            if (c.status == jit::CacheRead::Status::Corrupt) {
+                warnOnce(r, std::string(kv.name) + ": JIT cache entry ignored (" + c.why +
+                                "); compiling anew");
+            } else if (c.status == jit::CacheRead::Status::Hit) {
+                jitLoad(e, c.binary, "cached");
+                if (!c.binary.ok) {
+                    e.error = "NVRTC failed (cached in " + r.jitCacheDir + "): " + e.error;
+                }
+            }
+        }
+        it = r.jit.emplace(std::move(key), std::move(e)).first;
+    }
+    JitEntry& e = it->second;
+    if (e.state == JitEntry::State::Absent && compile) {
+        if (r.jitSync) {
+            jit::Binary b = jit::compile(e.request);
+            e.compileMs = b.compileMs;
+            std::string cacheError;
+            if (!r.jitCacheDir.empty() && (b.ok || b.cacheable) &&
+                !jit::writeCache(r.jitCacheDir, e.key, e.request.nameExpression, b, &cacheError)) {
+                warnOnce(r, "JIT cache not written: " + cacheError);
+            }
+            jitLoad(e, b, "compiled");
+        } else {
+            jitStartBackground(r, e);
+        }
+    }
+    if (e.state == JitEntry::State::Pending) {
+        std::shared_ptr<JitJob> job = e.job;
+        std::unique_lock<std::mutex> g(job->mu);
+        if (job->done) {
+            const jit::Binary b = std::move(job->binary);
+            const std::string cacheError = job->cacheError;
+            g.unlock();
+            e.job.reset();
+            e.compileMs = b.compileMs;
+            if (!cacheError.empty()) {
+                warnOnce(r, "JIT cache not written: " + cacheError);
+            }
+            jitLoad(e, b, "compiled");
+        }
+    }
+    if (e.state == JitEntry::State::Ready && e.sources.size() != e.request.constants.size()) {
+        // Where the program keeps the __constant__ variables the module copies.
+        for (int k = 0; k < kv.jitConstantCount && e.state == JitEntry::State::Ready; ++k) {
+            void* address = nullptr;
+            std::size_t bytes = 0;
+            if (cudaGetSymbolAddress(&address, kv.jitConstantShadows[k]) != cudaSuccess ||
+                cudaGetSymbolSize(&bytes, kv.jitConstantShadows[k]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                e.state = JitEntry::State::Failed;
+                e.error =
+                    std::string("cannot find the program's __constant__ ") + kv.jitConstants[k];
+            } else if (k >= static_cast<int>(e.loaded.constants.size()) ||
+                       e.loaded.constants[k].second != bytes) {
+                e.state = JitEntry::State::Failed;
+                e.error = std::string("the module's copy of ") + kv.jitConstants[k] +
+                          " differs in size from the program's";
+            } else {
+                e.sources.emplace_back(address, bytes);
+            }
+        }
+    }
+    if (e.state == JitEntry::State::Failed) {
+        warnOnce(r, std::string(kv.name) + ": just-in-time instantiation " +
+                        e.request.nameExpression +
+                        " failed; the dynamic accessor serves it: " + e.error);
+    }
+    return e;
+}
+
+#endif // !MEMPLACE_EMU
 
 } // namespace
 
@@ -772,6 +1066,24 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     }
 
     const bool off = r.env.mode == EnvConfig::Mode::Off;
+    const bool forcedDynamic = r.envDynamic || r.apiDispatch == DispatchMode::Dynamic;
+    // Just-in-time instantiation: possible for this kernel here?
+#if defined(MEMPLACE_EMU)
+    info.jitUnavailable = "the CPU emulation layer has no NVRTC";
+#else
+    if (kv.jitSource == nullptr) {
+        info.jitUnavailable = "the kernel has no JIT source (docs/rewrite-contract.md)";
+    } else if (r.jitPolicy == JitPolicy::Off) {
+        info.jitUnavailable = "MEMPLACE_JIT=off";
+    } else if (forcedDynamic) {
+        info.jitUnavailable = "the dispatch is forced dynamic";
+    } else if (std::string why; !jitSupportedImpl(&why)) {
+        info.jitUnavailable = why;
+    } else {
+        info.jitAvailable = true;
+    }
+    info.jitSynchronous = r.jitSync;
+#endif
     Decision decision;
     if (!off && r.policy && !st->sweepLaunch) {
 #if !defined(MEMPLACE_EMU) // the emulation layer knows neither registers nor static shared memory
@@ -836,6 +1148,11 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 
     // The requested placement, array by array; by default, where the program keeps each array.
     Placement requested(static_cast<std::size_t>(n), Place::Global);
+    std::string policyJitNote; // the policy's jitPlacement is not placed: why
+    std::string policyJitDetail;
+#if !defined(MEMPLACE_EMU)
+    bool policyJitRequested = false; // the policy's jitPlacement is this launch's request
+#endif
     for (int j = 0; j < n; ++j) {
         requested[j] = kv.arrays[j].original;
     }
@@ -854,6 +1171,29 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         }
         const bool usePolicy =
             policyPlaces && decision.placement.size() == static_cast<std::size_t>(n);
+        // The policy's placement to compile just in time: placed instead once it is ready.
+        const Placement* policyPlacement = &decision.placement;
+#if !defined(MEMPLACE_EMU)
+        if (usePolicy && decision.jitPlacement.size() == static_cast<std::size_t>(n)) {
+            if (!info.jitAvailable) {
+                policyJitNote = "unavailable";
+                policyJitDetail = info.jitUnavailable;
+            } else {
+                JitEntry& e = jitFor(r, kv, la, st->device, decision.jitPlacement, true);
+                if (e.state == JitEntry::State::Ready) {
+                    policyPlacement = &decision.jitPlacement;
+                    policyJitRequested = true;
+                } else if (e.state == JitEntry::State::Pending) {
+                    policyJitNote = "pending";
+                    policyJitDetail =
+                        "compiling " + e.request.nameExpression + " in the background";
+                } else {
+                    policyJitNote = "failed";
+                    policyJitDetail = e.error;
+                }
+            }
+        }
+#endif
         const std::vector<std::pair<std::string, Place>>* api = nullptr;
         for (const char* key : {kv.name, "", "*"}) {
             auto it = r.apiPlacements.find(key);
@@ -879,7 +1219,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
                 }
             }
             if (!found && usePolicy) {
-                requested[j] = decision.placement[j];
+                requested[j] = (*policyPlacement)[j];
                 ar.source = "policy";
             }
         }
@@ -1083,43 +1423,18 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         }
     }
 
-    // Constant pool: pack, wait for the pool's last reader, upload.
+    // Constant pool: pack now (what does not fit falls back), upload once the instantiation is
+    // chosen (a just-in-time module has a pool of its own).
+    std::vector<ConstantSlot> packed;
     if (!constantWanted.empty()) {
-        const std::vector<ConstantSlot> packed = packConstantPool(constantWanted, la.poolBytes);
-        PoolState& pool = r.pools[{st->device, la.poolSymbol}];
-        bool ordered = true;
-        if (pool.lastUse == nullptr &&
-            !check(cudaEventCreateWithFlags(&pool.lastUse, cudaEventDisableTiming),
-                   "cudaEventCreate(constant pool)", rep)) {
-            pool.lastUse = nullptr;
-            ordered = false;
-        }
-        if (ordered && pool.used &&
-            !check(cudaStreamWaitEvent(la.stream, pool.lastUse, 0),
-                   "cudaStreamWaitEvent(constant pool)", rep)) {
-            ordered = false;
-        }
-        for (const ConstantSlot& s : packed) {
-            const ArrayInfo& ai = info.arrays[s.array];
-            if (!ordered) {
-                fallback(s.array, "constant: cannot order the upload after the pool's last reader");
-                continue;
-            }
+        for (const ConstantSlot& s : packConstantPool(constantWanted, la.poolBytes)) {
             if (!s.fits) {
                 fallback(s.array, "constant: " + std::to_string(s.bytes) +
                                       " bytes do not fit in what is left of the " +
                                       std::to_string(la.poolBytes) + "-byte pool");
-                continue;
+            } else {
+                packed.push_back(s);
             }
-            if (!check(cudaMemcpyToSymbolAsync(la.poolSymbol, ai.ptr, s.bytes, s.offset,
-                                               cudaMemcpyDeviceToDevice, la.stream),
-                       "cudaMemcpyToSymbolAsync(" + ai.name + ")", rep)) {
-                fallback(s.array, "constant: the upload failed");
-                continue;
-            }
-            plan.handles[s.array].constOffset = static_cast<unsigned>(s.offset);
-            rep.arrays[s.array].bytesMoved += s.bytes;
-            st->pool = &pool;
         }
     }
 
@@ -1149,11 +1464,19 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     }
     plan.sharedBytes = layout.slots.empty() ? la.sharedBytes : layout.totalBytes;
 
-    // The instantiation: the specialised one that matches, else the dynamic accessor.
+    // The instantiation: the specialised one that matches; else a just-in-time one (when it
+    // is compiled already, or the policy or MEMPLACE_JIT=always asks for it: docs/placer.md);
+    // else the dynamic accessor.
+#if !defined(MEMPLACE_EMU)
+    const Placement* const policyJit =
+        decision.kind == Decision::Kind::Place && !decision.jitPlacement.empty()
+            ? &decision.jitPlacement
+            : nullptr;
+    JitEntry* chosenJit = nullptr;
+    bool jitBlocked = false; // set when a JIT module's constants could not be copied
+#endif
     auto choose = [&]() {
-        const bool dynamicOnly = st->sweepLaunch
-                                     ? sweep->dynamic
-                                     : r.envDynamic || r.apiDispatch == DispatchMode::Dynamic;
+        const bool dynamicOnly = st->sweepLaunch ? sweep->dynamic : forcedDynamic;
         if (!dynamicOnly) {
             for (int c = 0; c < kv.numCompiled; ++c) {
                 bool match = true;
@@ -1166,32 +1489,203 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
                 }
             }
         }
+        rep.jit.clear();
+        rep.jitDetail.clear();
+#if !defined(MEMPLACE_EMU)
+        chosenJit = nullptr;
+        if (st->sweepLaunch || kv.jitSource == nullptr || dynamicOnly || jitBlocked ||
+            r.jitPolicy == JitPolicy::Off) {
+            return static_cast<int>(LaunchPlan::kDynamic);
+        }
+        if (!info.jitAvailable) {
+            rep.jit = "unavailable";
+            rep.jitDetail = info.jitUnavailable;
+            if (r.jitPolicy == JitPolicy::Always) {
+                warnOnce(r, std::string(kv.name) +
+                                ": MEMPLACE_JIT=always, but just-in-time instantiation is "
+                                "unavailable: " +
+                                info.jitUnavailable);
+            }
+            return static_cast<int>(LaunchPlan::kDynamic);
+        }
+        Placement placed(static_cast<std::size_t>(n));
+        for (int j = 0; j < n; ++j) {
+            placed[j] = rep.arrays[j].placed;
+        }
+        // Compiled when the policy asked for this placement, or for the one requested this
+        // launch (a fallback may have changed it), or MEMPLACE_JIT=always.
+        JitEntry& e = jitFor(r, kv, la, st->device, placed,
+                             (policyJit != nullptr && *policyJit == placed) || policyJitRequested ||
+                                 r.jitPolicy == JitPolicy::Always);
+        switch (e.state) {
+        case JitEntry::State::Ready:
+            chosenJit = &e;
+            plan.jitFunction = e.loaded.function;
+            rep.jit = "loaded";
+            return static_cast<int>(LaunchPlan::kJit);
+        case JitEntry::State::Pending:
+            rep.jit = "pending";
+            rep.jitDetail = "compiling " + e.request.nameExpression + " in the background";
+            break;
+        case JitEntry::State::Failed:
+            rep.jit = "failed";
+            rep.jitDetail = e.error;
+            break;
+        case JitEntry::State::Absent:
+            rep.jit = "not-requested";
+            break;
+        }
+#endif
         return static_cast<int>(LaunchPlan::kDynamic);
     };
     plan.instantiation = choose();
 
     // Raise the kernel's dynamic shared memory limit when staging needs more than the default.
     if (plan.sharedBytes > kDefaultDynamicSharedLimit && !layout.slots.empty()) {
-        const void* fn =
-            plan.instantiation >= 0 ? kv.compiledFns[plan.instantiation] : kv.dynamicFn;
-        std::size_t& done = r.sharedAttr[{st->device, fn}];
-        if (done < plan.sharedBytes) {
-            if (check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(plan.sharedBytes)),
-                      "cudaFuncSetAttribute(MaxDynamicSharedMemorySize, " +
-                          std::to_string(plan.sharedBytes) + ")",
-                      rep)) {
-                done = plan.sharedBytes;
-            } else {
-                for (const SharedSlot& s : layout.slots) {
-                    fallback(s.array, "shared: cannot raise the kernel's dynamic shared memory "
-                                      "limit");
+        bool raised = true;
+#if !defined(MEMPLACE_EMU)
+        if (plan.instantiation == LaunchPlan::kJit) {
+            std::string why;
+            if (chosenJit->sharedAttr < plan.sharedBytes) {
+                if (jit::setMaxDynamicShared(plan.jitFunction, static_cast<int>(plan.sharedBytes),
+                                             &why)) {
+                    chosenJit->sharedAttr = plan.sharedBytes;
+                } else {
+                    rep.errors.push_back(why);
+                    raised = false;
                 }
-                plan.sharedBytes = la.sharedBytes;
-                plan.instantiation = choose();
+            }
+        } else
+#endif
+        {
+            const void* fn =
+                plan.instantiation >= 0 ? kv.compiledFns[plan.instantiation] : kv.dynamicFn;
+            std::size_t& done = r.sharedAttr[{st->device, fn}];
+            if (done < plan.sharedBytes) {
+                if (check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(plan.sharedBytes)),
+                          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize, " +
+                              std::to_string(plan.sharedBytes) + ")",
+                          rep)) {
+                    done = plan.sharedBytes;
+                } else {
+                    raised = false;
+                }
             }
         }
+        if (!raised) {
+            for (const SharedSlot& s : layout.slots) {
+                fallback(s.array, "shared: cannot raise the kernel's dynamic shared memory "
+                                  "limit");
+            }
+            plan.sharedBytes = la.sharedBytes;
+            plan.instantiation = choose();
+        }
     }
+
+    // The constant pool of the chosen instantiation: wait for its last reader, upload. A failed
+    // upload puts every constant array back in global memory (and the instantiation is chosen
+    // again, with no constant array left to upload).
+    // A just-in-time module also gets the program's __constant__ variables the kernel reads,
+    // copied into its own before each launch (ordered like its pool). If they cannot be, the
+    // launch does not run just in time.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const bool jitCopies =
+#if defined(MEMPLACE_EMU)
+            false;
+#else
+            plan.instantiation == LaunchPlan::kJit && !chosenJit->sources.empty();
+#endif
+        if (packed.empty() && !jitCopies) {
+            break;
+        }
+        const void* poolKey = la.poolSymbol;
+        std::uintptr_t jitPool = 0;
+#if !defined(MEMPLACE_EMU)
+        if (plan.instantiation == LaunchPlan::kJit) {
+            jitPool = chosenJit->loaded.pool;
+            poolKey = reinterpret_cast<const void*>(jitPool); // NOLINT(performance-no-int-to-ptr)
+        }
+#endif
+        PoolState& pool = r.pools[{st->device, poolKey}];
+        std::string why;
+        if (pool.lastUse == nullptr &&
+            !check(cudaEventCreateWithFlags(&pool.lastUse, cudaEventDisableTiming),
+                   "cudaEventCreate(constant pool)", rep)) {
+            pool.lastUse = nullptr;
+            why = "constant: cannot order the upload after the pool's last reader";
+        }
+        if (why.empty() && pool.used &&
+            !check(cudaStreamWaitEvent(la.stream, pool.lastUse, 0),
+                   "cudaStreamWaitEvent(constant pool)", rep)) {
+            why = "constant: cannot order the upload after the pool's last reader";
+        }
+        for (const ConstantSlot& s : packed) {
+            if (!why.empty()) {
+                break;
+            }
+            const ArrayInfo& ai = info.arrays[s.array];
+            const cudaError_t e =
+                jitPool != 0
+                    ? cudaMemcpyAsync(reinterpret_cast<void*>(jitPool + s.offset), // NOLINT
+                                      ai.ptr, s.bytes, cudaMemcpyDeviceToDevice, la.stream)
+                    : cudaMemcpyToSymbolAsync(la.poolSymbol, ai.ptr, s.bytes, s.offset,
+                                              cudaMemcpyDeviceToDevice, la.stream);
+            if (!check(e,
+                       (jitPool != 0 ? "cudaMemcpyAsync(" : "cudaMemcpyToSymbolAsync(") + ai.name +
+                           ")",
+                       rep)) {
+                why = "constant: the upload failed";
+                break;
+            }
+            plan.handles[s.array].constOffset = static_cast<unsigned>(s.offset);
+            rep.arrays[s.array].bytesMoved += s.bytes;
+        }
+        bool copied = true;
+#if !defined(MEMPLACE_EMU)
+        if (jitCopies && why.empty()) {
+            for (std::size_t k = 0; k < chosenJit->sources.size() && copied; ++k) {
+                const auto [src, bytes] = chosenJit->sources[k];
+                copied = check(cudaMemcpyAsync(reinterpret_cast<void*>( // NOLINT
+                                                   chosenJit->loaded.constants[k].first),
+                                               src, bytes, cudaMemcpyDeviceToDevice, la.stream),
+                               "cudaMemcpyAsync(" + chosenJit->request.constants[k] + ")", rep);
+            }
+        }
+#endif
+        if (why.empty() && copied) {
+            st->pool = &pool;
+            break;
+        }
+#if !defined(MEMPLACE_EMU)
+        if (!copied) {
+            jitBlocked = true; // its constants are not in place: no JIT for this launch
+        }
+#endif
+        if (!why.empty()) {
+            for (const ConstantSlot& s : packed) {
+                rep.arrays[s.array].bytesMoved = 0;
+                fallback(s.array, why);
+            }
+            packed.clear();
+        }
+        plan.instantiation = choose();
+    }
+    if (plan.instantiation != LaunchPlan::kJit && !policyJitNote.empty()) {
+        rep.jit = policyJitNote; // the policy's JIT placement was not placed (yet)
+        rep.jitDetail = policyJitDetail;
+    }
+#if !defined(MEMPLACE_EMU)
+    if (plan.instantiation == LaunchPlan::kJit && !chosenJit->announced) {
+        // The first launch of the instantiation says how it came to be (the Placer counts the
+        // compile time as transform overhead).
+        chosenJit->announced = true;
+        rep.jit = chosenJit->origin;
+        rep.jitCompileMs = chosenJit->compileMs;
+        rep.jitLoadMs = chosenJit->loadMs;
+        rep.jitBackground = chosenJit->background;
+    }
+#endif
     rep.sharedBytesTotal = plan.sharedBytes;
     rep.instantiation = plan.instantiation >= 0 ? plan.instantiation : -1;
     rep.dispatch = dispatchName(plan.instantiation);
@@ -1201,6 +1695,18 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     markKernelStart();
     const auto t1 = std::chrono::steady_clock::now();
     rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
+}
+
+cudaError_t launchJit(const LaunchArgs& la, const LaunchPlan& plan, void** params) {
+#if defined(MEMPLACE_EMU)
+    (void)la;
+    (void)plan;
+    (void)params;
+    return cudaErrorNotSupported;
+#else
+    return jit::launch(plan.jitFunction, la.grid, la.block, static_cast<unsigned>(plan.sharedBytes),
+                       la.stream, params);
+#endif
 }
 
 void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
@@ -1738,6 +2244,46 @@ void setDispatchMode(DispatchMode mode) {
     r.apiDispatch = mode;
 }
 
+void setJitMode(JitMode mode) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.jitApiPolicy = true;
+    r.jitPolicy = mode == JitMode::Off      ? detail::JitPolicy::Off
+                  : mode == JitMode::Always ? detail::JitPolicy::Always
+                                            : detail::JitPolicy::Auto;
+}
+
+void setJitSynchronous(bool on) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.jitApiSync = true;
+    r.jitSync = on;
+}
+
+void setJitCacheDir(const std::string& dir) {
+    auto& r = rt();
+    std::lock_guard<std::mutex> g(r.mu);
+    r.jitApiCacheDir = true;
+    r.jitCacheDir = dir;
+}
+
+void waitForJit() {
+#if !defined(MEMPLACE_EMU)
+    detail::waitJitThreads();
+#endif
+}
+
+bool jitSupported(std::string* why) {
+#if defined(MEMPLACE_EMU)
+    if (why != nullptr) {
+        *why = "the CPU emulation layer has no NVRTC";
+    }
+    return false;
+#else
+    return detail::jitSupportedImpl(why);
+#endif
+}
+
 void setExtent(const void* ptr, std::size_t bytes, long long width) {
     auto& r = rt();
     std::lock_guard<std::mutex> g(r.mu);
@@ -1781,6 +2327,16 @@ void releaseResources() {
         r.bitmapBytes = 0;
     }
     r.attrs.clear();
+#if !defined(MEMPLACE_EMU)
+    // Just-in-time modules: unloaded (compilations in flight finish into nothing; the disk
+    // cache keeps their images, so the next launch loads them again).
+    for (auto& [key, e] : r.jit) {
+        if (e.loaded.module != nullptr) {
+            detail::jit::unload(e.loaded.module);
+        }
+    }
+    r.jit.clear();
+#endif
     (void)cudaGetLastError();
 }
 
@@ -1847,7 +2403,10 @@ std::string LaunchReport::toJson() const {
       << ",\"sharedBytesTotal\":" << sharedBytesTotal << ",\"dispatch\":\"" << dispatch
       << "\",\"instantiation\":" << instantiation << ",\"hostMicros\":" << hostMicros
       << ",\"status\":\"" << cudaGetErrorName(status) << "\",\"launchId\":" << launchId
-      << ",\"timed\":" << (timed ? "true" : "false") << ",\"arrays\":[";
+      << ",\"timed\":" << (timed ? "true" : "false") << ",\"jit\":\"" << jit
+      << "\",\"jitDetail\":\"" << jsonEscape(jitDetail) << "\",\"jitCompileMs\":" << jitCompileMs
+      << ",\"jitBackground\":" << (jitBackground ? "true" : "false")
+      << ",\"jitLoadMs\":" << jitLoadMs << ",\"arrays\":[";
     for (std::size_t j = 0; j < arrays.size(); ++j) {
         const ArrayReport& a = arrays[j];
         o << (j ? "," : "") << "{\"name\":\"" << jsonEscape(a.name) << "\",\"requested\":\""

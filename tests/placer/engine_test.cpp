@@ -65,6 +65,59 @@ TEST(Engine, ASmallGainStaysOriginalUnlessCompiled) {
     EXPECT_EQ(d->decision, d->best);
 }
 
+TEST(Engine, JitIsAskedForWhenItPays) {
+    // poly_eval: coef in constant is predicted ~1.07x: below the threshold through the dynamic
+    // accessor, above it as a specialised (here: just-in-time) instantiation.
+    auto t = trace::synth::polyCoefficients();
+    ASSERT_TRUE(t) << t.message();
+    Options o;
+    const Placement constant{P::Global, P::Constant, P::Global};
+    // No JIT: the original stays, nothing asked for.
+    auto none = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(none) << none.message();
+    EXPECT_TRUE(none->original);
+    EXPECT_TRUE(none->jitPlacement.empty());
+    // JIT in the background: the decision stays the original, the constant placement is asked
+    // for just in time.
+    auto bg = runEngine(*t, h100(), {}, o, JitContext{true, false});
+    ASSERT_TRUE(bg) << bg.message();
+    EXPECT_TRUE(bg->original);
+    EXPECT_EQ(bg->jitPlacement, constant);
+    EXPECT_LT(bg->jitSeconds, bg->originalSeconds);
+    EXPECT_NE(bg->jitWhy.find("background"), std::string::npos) << bg->jitWhy;
+    // Compiled in already: nothing to compile.
+    auto c = runEngine(*t, h100(), {constant}, o, JitContext{true, false});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->decision, constant);
+    EXPECT_TRUE(c->jitPlacement.empty());
+    // Synchronous: only when the compile pays within the limit.
+    o.jitBreakEvenLaunches = 1.0; // a microsecond kernel cannot repay 0.5 s in one launch
+    auto sync = runEngine(*t, h100(), {}, o, JitContext{true, true});
+    ASSERT_TRUE(sync);
+    EXPECT_TRUE(sync->jitPlacement.empty());
+    EXPECT_NE(sync->jitWhy.find("launches to pay"), std::string::npos) << sync->jitWhy;
+    o.jitBreakEvenLaunches = 1e12;
+    sync = runEngine(*t, h100(), {}, o, JitContext{true, true});
+    ASSERT_TRUE(sync);
+    EXPECT_EQ(sync->jitPlacement, constant);
+    // Options::jit off: never.
+    o.jit = false;
+    auto off = runEngine(*t, h100(), {}, o, JitContext{true, false});
+    ASSERT_TRUE(off);
+    EXPECT_TRUE(off->jitPlacement.empty());
+}
+
+TEST(Engine, ADynamicDecisionIsCompiledJustInTime) {
+    // The table lookup goes shared even through the dynamic accessor: with JIT the same
+    // placement is asked for, to run without the accessor's cost.
+    auto t = trace::synth::tableLookup();
+    ASSERT_TRUE(t) << t.message();
+    auto r = runEngine(*t, h100(), {}, Options{}, JitContext{true, false});
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_FALSE(r->compiled);
+    EXPECT_EQ(r->jitPlacement, r->decision);
+}
+
 /// The same trace with array `i` kept at `place` by the program as written.
 trace::Trace withOriginal(const trace::Trace& t, std::size_t i, Place place) {
     trace::TraceHeader h = t.header();

@@ -348,6 +348,12 @@ TEST_F(PlacerTest, ReportHasTheDecisionPredictionsAndOverheads) {
     EXPECT_EQ(k["decision"]["out"], "global");
     EXPECT_EQ(k["dispatch"], "specialized");
     EXPECT_EQ(k["compiled"], true);
+    // No NVRTC under the CPU emulation layer: nothing asked for just in time, and why.
+    EXPECT_TRUE(k["jit"]["placement"].is_null());
+    EXPECT_TRUE(k["jit"]["state"].is_null());
+    EXPECT_NE(k["jit"]["why"].get<std::string>().find("no NVRTC"), std::string::npos)
+        << k["jit"]["why"];
+    EXPECT_EQ(k["overhead_ms"]["detail"]["transform_jit"], 0.0);
     EXPECT_GT(k["predicted"]["original_us"].get<double>(),
               k["predicted"]["decision_us"].get<double>());
     EXPECT_GT(k["predicted"]["speedup"].get<double>(), 1.0);

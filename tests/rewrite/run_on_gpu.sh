@@ -7,8 +7,9 @@
 #   tests/rewrite/run_on_gpu.sh .carry/rwverify
 #
 # It compiles every rewritten corpus program and its original with nvcc -arch=sm_90, runs the
-# original and every planned placement (specialised instantiation when compiled, and the dynamic
-# accessor) with outputs poisoned first and compared bitwise (verify.py run), runs
+# original and every planned placement (specialised instantiation when compiled, the dynamic
+# accessor, and a just-in-time NVRTC instantiation when not compiled) with outputs poisoned first
+# and compared bitwise (verify.py run), runs
 # compute-sanitizer memcheck over one placement per place and kernel (verify.py memcheck), and
 # the runtime's GPU tests, whose trace checks compare GPU traces with hand-computed expectations
 # (tests/runtime/run_on_gpu.sh). Results: $OUT (default build-gpu/rewrite-results): device.txt,

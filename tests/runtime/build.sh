@@ -38,13 +38,13 @@ common=()
 for o in "${objs[@]}"; do
   case "$(basename "$o")" in gpu_tests.o|bench.o) ;; *) common+=("$o") ;; esac
 done
-link=(-arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc)
+link=(-arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc -ldl)
 "$NVCC" "${link[@]}" "$out/gpu_tests.o" "${common[@]}" -o "$out/runtime_gpu_tests"
 "$NVCC" "${link[@]}" "$out/bench.o" "${common[@]}" -o "$out/runtime_bench"
 # The contract's example as its own program (its saxpy must not meet the test kernels' saxpy).
 runtime_objs=()
 for o in "${common[@]}"; do
-  case "$(basename "$o")" in runtime.o|env.o|layout.o|place.o) runtime_objs+=("$o") ;; esac
+  case "$(basename "$o")" in runtime.o|jit.o|env.o|layout.o|place.o) runtime_objs+=("$o") ;; esac
 done
 compile "$root/tests/runtime/kernels/contract/contract_example.cu" "$out/contract_example.o"
 "$NVCC" "${link[@]}" "$out/contract_example.o" "${runtime_objs[@]}" -o "$out/contract_example"

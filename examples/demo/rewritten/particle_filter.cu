@@ -60,6 +60,38 @@ struct memplace_kernel_find_index {
         memplace::Places<memplace::Place::Constant, memplace::Place::ReadOnly,
             memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "find_index";
+    static constexpr const char* jitTypes[6] = {"const float", "const float", "const float",
+        "const float", "float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_cdf, class MP_u, class MP_x, class MP_y, class MP_xo, class MP_yo>
+__global__ void find_index(int n, MP_cdf cdf, MP_u u, MP_x x, MP_y y,
+                           MP_xo xo, MP_yo yo) {
+    memplace::stage(cdf, u, x, y, xo, yo);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    float v = u[memplace::at<0>(i)];
+    int index = n - 1;
+    for (int j = 0; j < n; ++j) {
+        if (cdf[memplace::at<1>(j)] >= v) {
+            index = j;
+            break;
+        }
+    }
+    xo[memplace::at<2>(i)] = x[memplace::at<3>(index)];
+    yo[memplace::at<4>(i)] = y[memplace::at<5>(index)];
+    }();
+    memplace::unstage(xo, yo);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &find_index<Acc...>; }
     template <class MP_cdf, class MP_u, class MP_x, class MP_y, class MP_xo, class MP_yo>

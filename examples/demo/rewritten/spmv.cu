@@ -48,6 +48,32 @@ struct memplace_kernel_spmv_csr {
             memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "spmv_csr";
+    static constexpr const char* jitTypes[5] = {"const int", "const int", "const float",
+        "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
+__global__ void spmv_csr(int rows, MP_rowptr rowptr, MP_col col, MP_val val,
+                         MP_x x, MP_y y) {
+    memplace::stage(rowptr, col, val, x, y);
+    [&]() {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        float sum = 0.0f;
+        for (int j = rowptr[memplace::at<0>(row)]; j < rowptr[memplace::at<1>(row + 1)]; ++j) {
+            sum += val[memplace::at<2>(j)] * x[memplace::at<3>(col[memplace::at<4>(j)])];
+        }
+        y[memplace::at<5>(row)] = sum;
+    }
+    }();
+    memplace::unstage(y);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &spmv_csr<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>

@@ -15,13 +15,13 @@
 #include "memplace/config.h"
 #include "memplace/desc.h"
 #include "memplace/fastdiv.h"
+#include "memplace/rtc_std.h"
 #include "memplace/site.cuh"
 #include "memplace/trace_record.h"
 
-#include <cstdint>
-#include <cstring>
+#if !defined(__CUDACC_RTC__)
 #include <cuda_runtime.h>
-#include <type_traits>
+#endif
 #if defined(MEMPLACE_EMU)
 #include "memplace/emu/emu.h"
 #include "memplace/emu/profile.h"
@@ -33,7 +33,7 @@ namespace detail {
 
 // ---- element types and raw transfers -------------------------------------------------------
 
-template <std::size_t N>
+template <size_t N>
 struct RawType;
 template <>
 struct RawType<1> {
@@ -79,11 +79,11 @@ MEMPLACE_DEV V ldgValue(const V* base, long long i) {
 
 /// The widest unsigned unit that divides sizeof(V) and that V's alignment allows.
 template <class V>
-inline constexpr std::size_t kRawUnit = (sizeof(V) % 16 == 0 && alignof(V) >= 16) ? 16
-                                        : (sizeof(V) % 8 == 0 && alignof(V) >= 8) ? 8
-                                        : (sizeof(V) % 4 == 0 && alignof(V) >= 4) ? 4
-                                        : (sizeof(V) % 2 == 0 && alignof(V) >= 2) ? 2
-                                                                                  : 1;
+inline constexpr size_t kRawUnit = (sizeof(V) % 16 == 0 && alignof(V) >= 16) ? 16
+                                   : (sizeof(V) % 8 == 0 && alignof(V) >= 8) ? 8
+                                   : (sizeof(V) % 4 == 0 && alignof(V) >= 4) ? 4
+                                   : (sizeof(V) % 2 == 0 && alignof(V) >= 2) ? 2
+                                                                             : 1;
 
 /// A load through the read-only path with `__ldg`, for any trivially copyable V (read as the
 /// widest units its size and alignment allow). The dynamic accessor needs it: there the
@@ -116,7 +116,7 @@ MEMPLACE_DEV V ldgUnits(const V* p) {
 /// int3, double3, 12- or 24-byte structs, ...) and types that are not trivially copyable.
 template <class T>
 inline constexpr bool kTextureFeasible =
-    std::is_trivially_copyable_v<T> &&
+    mstd::is_trivially_copyable_v<T> &&
     (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
 
 /// The texel type a texture of T is created with and fetched as.
@@ -147,13 +147,13 @@ MEMPLACE_DEV V texFetch2D(cudaTextureObject_t tex, const FastDiv& width, long lo
 
 // Everything that names the per-translation-unit constant pool has internal linkage, so that
 // with -rdc two translation units never share an instantiation that reads the other's pool.
-namespace {
+MEMPLACE_TU_BEGIN
 namespace tu {
 /// The constant place: arrays placed in constant memory are packed here at offsets the runtime
 /// chooses and uploaded before each launch (cudaMemcpyToSymbolAsync, device to device).
 __constant__ __align__(16) unsigned char constantPool[MEMPLACE_CONSTANT_POOL_BYTES];
 } // namespace tu
-} // namespace
+MEMPLACE_TU_END
 
 namespace detail {
 
@@ -373,7 +373,7 @@ struct SharedRef : RefOps<SharedRef<V>, V> {
 template <class T>
 struct GlobalAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Global;
     T* p;
 
@@ -387,7 +387,7 @@ struct GlobalAccessor {
 template <class T>
 struct L2PersistAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::L2Persist;
     T* p;
 
@@ -401,7 +401,7 @@ struct L2PersistAccessor {
 template <class T>
 struct ReadOnlyAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::ReadOnly;
     const value_type* p;
 
@@ -416,7 +416,7 @@ struct ReadOnlyAccessor {
 template <class T>
 struct TextureAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Texture;
     static_assert(kTextureFeasible<value_type>,
                   "element type is not texture-feasible (size must be 1, 2, 4, 8 or 16 bytes)");
@@ -435,7 +435,7 @@ struct TextureAccessor {
 template <class T>
 struct Texture2DAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Texture;
     static_assert(kTextureFeasible<value_type>,
                   "element type is not texture-feasible (size must be 1, 2, 4, 8 or 16 bytes)");
@@ -449,14 +449,14 @@ struct Texture2DAccessor {
 };
 
 // Accessors that read the constant pool have internal linkage (see tu::constantPool).
-namespace {
+MEMPLACE_TU_BEGIN
 
 /// The constant pool: `offset` bytes into this translation unit's `__constant__` pool. Loads
 /// compile to LDC / ULDC c[0x3][...]: a broadcast when the warp's lanes read one address.
 template <class T>
 struct ConstantAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Constant;
     unsigned offset;
 
@@ -466,7 +466,7 @@ struct ConstantAccessor {
     }
 };
 
-} // namespace
+MEMPLACE_TU_END
 
 /// Which part of an array a block stages. WholeArray: all of it, the same for every block.
 /// A tile window for affine accesses (follow-up) provides the same two members with the first
@@ -484,7 +484,7 @@ struct WholeArray {
 template <class T, class Window = WholeArray>
 struct SharedAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Shared;
     value_type* g;         ///< the array in global memory
     long long count;       ///< elements staged
@@ -502,7 +502,7 @@ struct SharedAccessor {
     template <int S>
     MEMPLACE_DEV auto operator[](SiteIndex<S> s) const {
         const long long e = s.i - Window::first(*this);
-        if constexpr (std::is_const_v<T>) {
+        if constexpr (mstd::is_const_v<T>) {
             return static_cast<value_type>(shared()[e]);
         } else {
             return detail::SharedRef<value_type>(shared(), dirty(), e);
@@ -624,7 +624,7 @@ struct TraceRef : RefOps<TraceRef<V>, V> {
 template <class T>
 struct TracingAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     static constexpr Place kPlace = Place::Global;
     T* p;
     TraceSink sink;
@@ -632,7 +632,7 @@ struct TracingAccessor {
 
     template <int S>
     MEMPLACE_DEV auto operator[](SiteIndex<S> s) const {
-        if constexpr (std::is_const_v<T>) {
+        if constexpr (mstd::is_const_v<T>) {
             detail::traceAccess(sink, array, static_cast<unsigned>(S), kTraceRead, s.i);
             return static_cast<value_type>(p[s.i]);
         } else {
@@ -660,7 +660,7 @@ MEMPLACE_DEV Place opaquePlace(Place place) {
 }
 } // namespace detail
 
-namespace {
+MEMPLACE_TU_BEGIN
 
 /// Carries every handle and the place chosen at run time, and switches on it per access
 /// (PORPLE's fine-grained versioning): one compiled kernel serves every placement. The switch is
@@ -668,7 +668,7 @@ namespace {
 template <class T>
 struct DynamicAccessor {
     using element_type = T;
-    using value_type = std::remove_cv_t<T>;
+    using value_type = mstd::remove_cv_t<T>;
     value_type* p;           ///< the array (global, read-only, L2 window, staging source)
     cudaTextureObject_t tex; ///< texture object (1-D, or 2-D when width.d != 0)
     long long texOffset;     ///< 1-D texture: element offset of the array in the texture
@@ -736,7 +736,7 @@ struct DynamicAccessor {
 
     template <int S>
     MEMPLACE_DEV auto operator[](SiteIndex<S> s) const {
-        if constexpr (std::is_const_v<T>) {
+        if constexpr (mstd::is_const_v<T>) {
             return read(s.i);
         } else {
             const bool staged = detail::opaquePlace(place) == Place::Shared;
@@ -745,7 +745,7 @@ struct DynamicAccessor {
     }
 };
 
-} // namespace
+MEMPLACE_TU_END
 
 #undef MEMPLACE_PROXY_ASSIGN
 
@@ -753,9 +753,9 @@ struct DynamicAccessor {
 /// where the rewritten body would otherwise deduce a proxy type (`auto v = a[...]`).
 namespace detail {
 template <class X, class = void>
-struct IsProxy : std::false_type {};
+struct IsProxy : mstd::false_type {};
 template <class X>
-struct IsProxy<X, std::void_t<decltype(std::declval<const X&>().load())>> : std::true_type {};
+struct IsProxy<X, mstd::void_t<decltype(mstd::declval<const X&>().load())>> : mstd::true_type {};
 } // namespace detail
 
 template <class X>

@@ -31,3 +31,15 @@ static_assert(MEMPLACE_CONSTANT_POOL_BYTES % 16 == 0 && MEMPLACE_CONSTANT_POOL_B
 
 /// Define MEMPLACE_NO_TRACING to leave the tracing instantiation of every kernel out (saves
 /// compile time; tracing requests then fail and are reported).
+
+/// Opens and closes the unnamed namespace that gives the constant pool, and everything that
+/// names it, internal linkage (one pool per translation unit; see accessors.cuh). Under NVRTC
+/// (a just-in-time module is one translation unit of its own) the names keep external linkage,
+/// so that the runtime finds the module's kernel and its pool by their lowered names.
+#if defined(__CUDACC_RTC__)
+#define MEMPLACE_TU_BEGIN
+#define MEMPLACE_TU_END
+#else
+#define MEMPLACE_TU_BEGIN namespace {
+#define MEMPLACE_TU_END }
+#endif

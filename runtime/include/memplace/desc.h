@@ -4,9 +4,7 @@
 #pragma once
 
 #include "common/place.h"
-
-#include <cstddef>
-#include <cstdint>
+#include "memplace/rtc_std.h"
 
 namespace memplace {
 
@@ -16,6 +14,10 @@ enum class Mode : uint8_t {
     Write,     ///< only written (never read): shared staging skips the copy-in
     ReadWrite, ///< read and written
 };
+
+// The rest is host information (NVRTC, which compiles device code only, has no
+// std::initializer_list for PlaceSet's constructor).
+#if !defined(__CUDACC_RTC__)
 
 /// One placeable array of a kernel, in the order of the kernel's accessor template parameters.
 struct ArrayDesc {
@@ -51,5 +53,7 @@ inline constexpr PlaceSet kPlaces_rw{Place::Global, Place::Shared, Place::L2Pers
 inline constexpr PlaceSet kPlaces_rw_noshared{Place::Global, Place::L2Persist};
 /// The pointer escapes or the analysis gave up: the original's place only.
 inline constexpr PlaceSet kPlaces_global{Place::Global};
+
+#endif // !__CUDACC_RTC__
 
 } // namespace memplace

@@ -4,8 +4,7 @@
 #pragma once
 
 #include "memplace/config.h"
-
-#include <cstdint>
+#include "memplace/rtc_std.h"
 
 namespace memplace {
 

@@ -27,6 +27,19 @@ struct KernelView {
     const void* const* compiledFns;
     const void* dynamicFn;
     const void* tracingFn; ///< null when built with MEMPLACE_NO_TRACING
+    /// Just-in-time instantiation (the descriptor's optional jit members; runtime/src/jit.h):
+    /// the device-only source, null when the kernel is not JIT-able or the TU cannot launch it;
+    /// the kernel's name for NVRTC name expressions; per array its element type as NVRTC spells
+    /// it, const for read-only arrays; extra NVRTC options the TU's compilation implies.
+    const char* jitSource = nullptr;
+    const char* jitKernel = nullptr;
+    const char* const* jitTypes = nullptr;
+    const char* jitOptions = "";
+    /// The program's __constant__ variables the kernel reads (descriptor's jitConstants): names
+    /// for NVRTC, and their host shadows (cudaGetSymbolAddress finds the program's copy).
+    int jitConstantCount = 0;
+    const char* const* jitConstants = nullptr;
+    const void* const* jitConstantShadows = nullptr;
 };
 
 /// The launch: configuration and the array arguments.
@@ -63,12 +76,14 @@ struct LaunchPlan {
     static constexpr int kDynamic = -1;
     static constexpr int kTracing = -2;
     static constexpr int kSweep = -3; ///< nothing launched yet: run the sweep, then prepare again
-    int instantiation = 0;            ///< index into compiled, or kDynamic / kTracing / kSweep
-    std::size_t sharedBytes = 0;      ///< dynamic shared memory to launch with
+    static constexpr int kJit = -4;   ///< a just-in-time instantiation: jitFunction
+    int instantiation = 0;       ///< index into compiled, or kDynamic / kTracing / kSweep / kJit
+    std::size_t sharedBytes = 0; ///< dynamic shared memory to launch with
     std::vector<ArrayHandle> handles;
     TraceSink sink{};
     std::shared_ptr<LaunchState> state;
     std::shared_ptr<SweepState> sweep; ///< kSweep only
+    void* jitFunction = nullptr;       ///< kJit only: the CUfunction
 };
 
 /// What the program's translation unit gives a sweep: its launch of one placement (prepare,
@@ -84,6 +99,11 @@ struct SweepHooks {
     /// Keeps the GPU busy for about `ns` nanoseconds on `stream`; null: no busy-wait.
     cudaError_t (*spin)(long long ns, cudaStream_t stream) = nullptr;
 };
+
+/// Launches plan.jitFunction (kJit) with the kernel's arguments (`params`: one pointer per
+/// kernel parameter, accessors in place of the arrays), the plan's dynamic shared memory, on the
+/// launch's stream. Returns the launch's status.
+cudaError_t launchJit(const LaunchArgs& args, const LaunchPlan& plan, void** params);
 
 /// Runs the sweep plan.sweep asked for (plan.instantiation == kSweep), calls the policy's
 /// swept() and leaves the written arrays as they were. The caller then prepares the launch anew.

@@ -77,6 +77,12 @@ struct LaunchInfo {
         }
         return {};
     }
+    /// A placement that was not compiled in can run as a just-in-time instantiation (NVRTC):
+    /// the kernel's descriptor has a jitSource, NVRTC loads, JIT is not off, the dispatch is not
+    /// forced dynamic. Otherwise it runs through the dynamic accessor; `jitUnavailable` says why.
+    bool jitAvailable = false;
+    std::string jitUnavailable;
+    bool jitSynchronous = false; ///< a compilation would stall the launch (setJitSynchronous)
 };
 
 // ---- tracing -------------------------------------------------------------------------------
@@ -179,6 +185,11 @@ struct Decision {
     };
     Kind kind = Kind::Default;
     Placement placement;
+    /// Kind::Place: a placement to compile just in time (NVRTC) and to place instead of
+    /// `placement` once its instantiation is ready (LaunchInfo::jitAvailable); empty: none.
+    /// The compilation runs in the background (setJitSynchronous: in this launch), and until
+    /// it is done, or if it fails, launches get `placement`.
+    Placement jitPlacement;
     TraceOptions trace;
     /// Time this launch with CUDA events even when kernel timing is off (the policy checks a
     /// decision against the original on the GPU).
@@ -232,6 +243,28 @@ enum class DispatchMode : uint8_t {
 /// Sets the dispatch mode (also MEMPLACE_DISPATCH=auto|dynamic).
 void setDispatchMode(DispatchMode mode);
 
+/// When a placement that was not compiled in is compiled just in time (NVRTC), also
+/// MEMPLACE_JIT=off|auto|always.
+enum class JitMode : uint8_t {
+    Off,    ///< never: the dynamic accessor
+    Auto,   ///< when the policy asks (Decision::jitPlacement); instantiations compiled before
+            ///< (in this process, or found in the disk cache) serve any placement (the default)
+    Always, ///< every placement that was not compiled in (forced placements too)
+};
+void setJitMode(JitMode mode);
+/// Compile in the launching thread, under the runtime's lock (the launch waits; other threads'
+/// launches too), instead of in the background (also MEMPLACE_JIT_SYNC=1).
+void setJitSynchronous(bool on);
+/// Where compiled instantiations persist (empty: nowhere); the default is MEMPLACE_JIT_CACHE,
+/// else $MEMPLACE_CACHE/jit, else $XDG_CACHE_HOME/memplace/jit, else ~/.cache/memplace/jit.
+void setJitCacheDir(const std::string& dir);
+/// Waits until every background compilation has finished (the next launch of each placement
+/// then loads it).
+void waitForJit();
+/// Whether just-in-time instantiation can work in this process at all (NVRTC loads, the
+/// library has the embedded device headers, not under the CPU emulation layer); `why` if not.
+bool jitSupported(std::string* why = nullptr);
+
 /// Gives the extent of an array the runtime cannot find with cuMemGetAddressRange (or whose
 /// allocation is larger than the array): `bytes` from `ptr`. `width` (elements) gives the row
 /// length of a 2-D array when no kernel parameter holds it. Replaces an earlier call for ptr.
@@ -263,7 +296,7 @@ struct LaunchReport {
     dim3 block;
     std::size_t sharedBytesOriginal = 0;
     std::size_t sharedBytesTotal = 0; ///< with the staged arrays and their dirty bitmaps
-    std::string dispatch;             ///< "specialized", "dynamic" or "tracing"
+    std::string dispatch;             ///< "specialized", "dynamic", "jit" or "tracing"
     int instantiation = -1;           ///< index in the compiled list (0: the default) or -1
     std::vector<ArrayReport> arrays;
     double hostMicros = 0;            ///< decision and materialisation, host wall clock
@@ -271,6 +304,17 @@ struct LaunchReport {
     std::vector<std::string> errors;  ///< every failed CUDA call, with what it was for
     uint64_t launchId = 0;            ///< 1, 2, ... in the order launches were made (process-wide)
     bool timed = false;               ///< events were recorded (see takeKernelTimings)
+    /// Just-in-time instantiation, when the placement was not compiled in: "compiled" (the
+    /// first launch of an instantiation NVRTC compiled), "cached" (the first launch of one read
+    /// from the disk cache), "loaded" (later launches of one), "pending" (compiling in the
+    /// background; this launch ran dynamic), "failed" or "unavailable" (dynamic; jitDetail says
+    /// why), "not-requested" (dynamic: neither the policy nor MEMPLACE_JIT asked for it);
+    /// empty when not relevant (a compiled placement, tracing).
+    std::string jit;
+    std::string jitDetail;
+    double jitCompileMs = 0;    ///< "compiled": NVRTC's time (in the background unless synchronous)
+    bool jitBackground = false; ///< "compiled": the compilation ran in the background
+    double jitLoadMs = 0;       ///< "compiled", "cached": reading the cache entry and loading it
 
     bool anyFallback() const;
     /// The report as one JSON object.

@@ -13,6 +13,9 @@
 //                                                          // parameter order, arrays as accessors
 //   using types = memplace::Types<T0, T1, ...>;            // optional: element types, array order
 //   using compiled = memplace::Instantiations<memplace::Places<...>, ...>;  // optional
+//   static constexpr const char* jitSource = R"memplace(...)memplace";    // optional (JIT)
+//   static constexpr const char* jitKernel = "kernel";                     // with jitSource
+//   static constexpr const char* jitTypes[numArrays] = {"const float", ...};
 #pragma once
 
 #include "memplace/accessors.cuh"
@@ -22,6 +25,7 @@
 #include "memplace/sweep.cuh"
 
 #include <cstddef>
+#include <new>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -204,6 +208,37 @@ struct HasTypes : std::false_type {};
 template <class K>
 struct HasTypes<K, std::void_t<typename K::types>> : std::true_type {};
 
+/// The descriptor's just-in-time members (docs/rewrite-contract.md): the source, the kernel's
+/// name and the element types, or nulls.
+template <class K, class = void>
+struct JitOf {
+    static constexpr const char* source = nullptr;
+    static constexpr const char* kernel = nullptr;
+    static const char* const* types() { return nullptr; }
+};
+template <class K>
+struct JitOf<K,
+             std::void_t<decltype(K::jitSource), decltype(K::jitKernel), decltype(K::jitTypes)>> {
+    static constexpr const char* source = K::jitSource;
+    static constexpr const char* kernel = K::jitKernel;
+    static const char* const* types() { return K::jitTypes; }
+};
+
+/// The descriptor's __constant__ variables (jitConstants, jitConstant(k)), or none.
+template <class K, class = void>
+struct JitConstantsOf {
+    static constexpr int count = 0;
+    static const char* const* names() { return nullptr; }
+    static const void* shadow(int) { return nullptr; }
+};
+template <class K>
+struct JitConstantsOf<K, std::void_t<decltype(K::jitConstants), decltype(K::jitConstant(0))>> {
+    static constexpr int count =
+        static_cast<int>(sizeof(K::jitConstants) / sizeof(K::jitConstants[0]));
+    static const char* const* names() { return K::jitConstants; }
+    static const void* shadow(int k) { return K::jitConstant(k); }
+};
+
 template <int J, class L>
 struct TypeAt;
 template <int J, class T0, class... T>
@@ -381,6 +416,107 @@ void arrayArguments(ArgsTuple& args, const void** ptrs, long long* widths,
     (one(std::integral_constant<int, J>{}), ...);
 }
 
+// ---- a just-in-time instantiation: the same arguments through cuLaunchKernel ---------------
+
+template <class F>
+struct FnParams;
+template <class... P>
+struct FnParams<void (*)(P...)> {
+    using type = std::tuple<P...>;
+};
+
+/// Room for one accessor of any place (the largest, SharedAccessor, takes 32 bytes).
+struct alignas(16) JitAccessorSlot {
+    unsigned char bytes[64];
+};
+
+template <class A>
+bool putAccessor(const ArrayHandle& h, unsigned j, const TraceSink& sink, JitAccessorSlot& out) {
+    static_assert(sizeof(A) <= sizeof(JitAccessorSlot) && alignof(A) <= alignof(JitAccessorSlot),
+                  "an accessor does not fit the just-in-time launch's argument slot");
+    static_assert(std::is_trivially_copyable_v<A>, "accessors are trivially copyable");
+    ::new (static_cast<void*>(out.bytes)) A(makeAccessor(Tag<A>{}, h, j, sink));
+    return true;
+}
+
+/// Array J's accessor for its run-time place, as the just-in-time instantiation takes it (the
+/// types AccessorFor gives a compiled placement).
+template <class K, class ArgsTuple, int J>
+bool jitAccessor(const LaunchPlan& plan, JitAccessorSlot& out) {
+    using T = ElemT<K, ArgsTuple, J>;
+    constexpr int D = K::arrays[J].dims;
+    const ArrayHandle& h = plan.handles[J];
+    const auto j = static_cast<unsigned>(J);
+    switch (h.place) {
+    case Place::Global:
+        return putAccessor<GlobalAccessor<T>>(h, j, plan.sink, out);
+    case Place::ReadOnly:
+        return putAccessor<ReadOnlyAccessor<T>>(h, j, plan.sink, out);
+    case Place::Texture:
+        if constexpr (kTextureFeasible<std::remove_cv_t<T>>) {
+            return putAccessor<typename AccessorFor<Place::Texture, T, D>::type>(h, j, plan.sink,
+                                                                                 out);
+        } else {
+            return false;
+        }
+    case Place::Constant:
+        return putAccessor<ConstantAccessor<T>>(h, j, plan.sink, out);
+    case Place::Shared:
+        return putAccessor<SharedAccessor<T>>(h, j, plan.sink, out);
+    case Place::L2Persist:
+        return putAccessor<L2PersistAccessor<T>>(h, j, plan.sink, out);
+    default:
+        return false;
+    }
+}
+
+/// The value handed to parameter I: the argument converted to the parameter's type (as the
+/// call of K::launch converts it), or a placeholder for an array (its accessor is in a slot).
+template <class K, class Params, std::size_t I>
+using JitArgT = std::conditional_t<(arrayOfParam<K>(I) >= 0), char,
+                                   std::remove_cv_t<std::tuple_element_t<I, Params>>>;
+
+template <class K, class Params, std::size_t I, class ArgsTuple>
+JitArgT<K, Params, I> jitArg(ArgsTuple& args) {
+    if constexpr (arrayOfParam<K>(I) >= 0) {
+        return 0;
+    } else {
+        return static_cast<JitArgT<K, Params, I>>(std::get<I>(args));
+    }
+}
+
+/// Whether a just-in-time instantiation of K can be launched with these arguments: one argument
+/// per kernel parameter (no defaulted trailing parameters).
+template <class K, class ArgsTuple, class DynT>
+struct JitLaunchable;
+template <class K, class ArgsTuple, class... A>
+struct JitLaunchable<K, ArgsTuple, std::tuple<A...>> {
+    using Params = typename FnParams<decltype(K::template kernel<A...>())>::type;
+    static constexpr bool value = std::tuple_size_v<Params> == std::tuple_size_v<ArgsTuple>;
+};
+
+template <class K, class ArgsTuple, class Params, int... J, std::size_t... I>
+cudaError_t launchJitImpl(const LaunchArgs& la, const LaunchPlan& plan, ArgsTuple& args,
+                          std::integer_sequence<int, J...>, std::index_sequence<I...>) {
+    JitAccessorSlot slots[sizeof...(J) > 0 ? sizeof...(J) : 1];
+    if (!(jitAccessor<K, ArgsTuple, J>(plan, slots[J]) && ... && true)) {
+        return cudaErrorInvalidValue;
+    }
+    std::tuple<JitArgT<K, Params, I>...> values{jitArg<K, Params, I>(args)...};
+    auto pointer = [&](auto index) -> void* {
+        constexpr std::size_t i = decltype(index)::value;
+        constexpr int j = arrayOfParam<K>(i);
+        if constexpr (j >= 0) {
+            return static_cast<void*>(slots[j].bytes);
+        } else {
+            return static_cast<void*>(&std::get<i>(values));
+        }
+    };
+    void* params[sizeof...(I) > 0 ? sizeof...(I) : 1] = {
+        pointer(std::integral_constant<std::size_t, I>{})...};
+    return launchJit(la, plan, params);
+}
+
 } // namespace detail
 
 // Internal linkage: each translation unit's launch names its own constant pool.
@@ -414,6 +550,7 @@ struct LaunchOps {
 #if !defined(MEMPLACE_NO_TRACING)
     using TraceT = detail::UniformTuple<K, ArgsTuple, TracingAccessor>;
 #endif
+    static constexpr bool kJitLaunchable = detail::JitLaunchable<K, ArgsTuple, DynT>::value;
 
     /// Launches what prepareLaunch planned, then finishLaunch; the launch's status.
     static cudaError_t dispatch(const detail::KernelView& kv, const detail::LaunchArgs& la,
@@ -428,6 +565,17 @@ struct LaunchOps {
             detail::buildAndLaunch<K, TraceT>(la, plan, at, Seq{});
 #endif
         }
+#if !defined(MEMPLACE_EMU)
+        if (plan.instantiation == detail::LaunchPlan::kJit) {
+            if constexpr (kJitLaunchable) {
+                using Params = typename detail::JitLaunchable<K, ArgsTuple, DynT>::Params;
+                const cudaError_t s = detail::launchJitImpl<K, ArgsTuple, Params>(
+                    la, plan, at, Seq{}, std::make_index_sequence<std::tuple_size_v<ArgsTuple>>{});
+                detail::finishLaunch(kv, la, plan, s);
+                return s;
+            }
+        }
+#endif
         const cudaError_t status = cudaPeekAtLastError();
         detail::finishLaunch(kv, la, plan, status);
         return status;
@@ -480,8 +628,26 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
     const void* traceFn = detail::kernelAddress<K>(static_cast<typename Ops::TraceT*>(nullptr));
 #endif
 
-    const detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
-                                compiled, fns,     dynFn,     traceFn};
+    detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
+                          compiled, fns,     dynFn,     traceFn};
+#if !defined(MEMPLACE_EMU) // no NVRTC under the CPU emulation layer
+    using JitConstants = detail::JitConstantsOf<K>;
+    const void* jitShadows[JitConstants::count > 0 ? JitConstants::count : 1] = {};
+    if constexpr (Ops::kJitLaunchable) {
+        kv.jitSource = detail::JitOf<K>::source;
+        kv.jitKernel = detail::JitOf<K>::kernel;
+        kv.jitTypes = detail::JitOf<K>::types();
+        for (int k = 0; k < JitConstants::count; ++k) {
+            jitShadows[k] = JitConstants::shadow(k);
+        }
+        kv.jitConstantCount = JitConstants::count;
+        kv.jitConstants = JitConstants::names();
+        kv.jitConstantShadows = jitShadows;
+    }
+#if defined(__USE_FAST_MATH__)
+    kv.jitOptions = "--use_fast_math";
+#endif
+#endif
     const detail::LaunchArgs la{
         grid, block,  sharedBytes,          stream,
         ptrs, widths, constantPoolSymbol(), static_cast<std::size_t>(MEMPLACE_CONSTANT_POOL_BYTES)};

@@ -6,8 +6,7 @@
 #pragma once
 
 #include "memplace/accessors.cuh"
-
-#include <type_traits>
+#include "memplace/rtc_std.h"
 
 namespace memplace {
 
@@ -32,14 +31,14 @@ struct StageTraits<SharedAccessor<T, W>> {
                         reinterpret_cast<const unsigned char*>(a.g + W::first(a)),
                         static_cast<unsigned>(a.count) * static_cast<unsigned>(sizeof(V)));
         }
-        if constexpr (!std::is_const_v<T>) {
+        if constexpr (!mstd::is_const_v<T>) {
             blockZero(a.dirty(), static_cast<unsigned>((a.count + 31) >> 5));
         }
         return true;
     }
-    MEMPLACE_DEV static bool mayUnstage(const A&) { return !std::is_const_v<T>; }
+    MEMPLACE_DEV static bool mayUnstage(const A&) { return !mstd::is_const_v<T>; }
     MEMPLACE_DEV static void unstage(const A& a) {
-        if constexpr (!std::is_const_v<T>) {
+        if constexpr (!mstd::is_const_v<T>) {
             blockCopyBackDirty(a.g + W::first(a), a.shared(), a.dirty(),
                                static_cast<unsigned>(a.count));
         }
@@ -60,16 +59,16 @@ struct StageTraits<DynamicAccessor<T>> {
                         reinterpret_cast<const unsigned char*>(a.p),
                         static_cast<unsigned>(a.count) * static_cast<unsigned>(sizeof(V)));
         }
-        if constexpr (!std::is_const_v<T>) {
+        if constexpr (!mstd::is_const_v<T>) {
             blockZero(a.dirty(), static_cast<unsigned>((a.count + 31) >> 5));
         }
         return true;
     }
     MEMPLACE_DEV static bool mayUnstage(const A& a) {
-        return !std::is_const_v<T> && a.place == Place::Shared;
+        return !mstd::is_const_v<T> && a.place == Place::Shared;
     }
     MEMPLACE_DEV static void unstage(const A& a) {
-        if constexpr (!std::is_const_v<T>) {
+        if constexpr (!mstd::is_const_v<T>) {
             if (a.place == Place::Shared) {
                 blockCopyBackDirty(a.p, a.shared(), a.dirty(), static_cast<unsigned>(a.count));
             }

@@ -2,7 +2,7 @@
 // Plain, fixed-size and trivially copyable so that the host copies the device buffer back as is.
 #pragma once
 
-#include <cstdint>
+#include "memplace/rtc_std.h"
 
 namespace memplace {
 

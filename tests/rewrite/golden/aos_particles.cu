@@ -73,6 +73,43 @@ struct memplace_kernel_nbody_accel {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "nbody_accel";
+    static constexpr const char* jitTypes[2] = {"const Body", "float3"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+struct Body {
+    float x, y, z, mass;
+};
+
+template <class MP_bodies, class MP_accel>
+__global__ void nbody_accel(int n, MP_bodies bodies, MP_accel accel) {
+    memplace::stage(bodies, accel);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    Body bi = bodies[memplace::at<0>(i)];
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float dx = bodies[memplace::at<1>(j)].x - bi.x;
+        float dy = bodies[memplace::at<2>(j)].y - bi.y;
+        float dz = bodies[memplace::at<3>(j)].z - bi.z;
+        float inv = 1.0f / sqrtf(dx * dx + dy * dy + dz * dz + 0.01f);
+        float s = bodies[memplace::at<4>(j)].mass * inv * inv * inv;
+        ax += dx * s;
+        ay += dy * s;
+        az += dz * s;
+    }
+    accel[memplace::at<5>(i)] = make_float3(ax, ay, az);
+    }();
+    memplace::unstage(accel);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &nbody_accel<Acc...>; }
     template <class MP_bodies, class MP_accel>
@@ -114,6 +151,36 @@ struct memplace_kernel_integrate {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::ReadOnly>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "integrate";
+    static constexpr const char* jitTypes[2] = {"Particle", "const float3"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+struct Particle {
+    float x, y, z;
+    float vx, vy, vz;
+};
+
+template <class MP_p, class MP_accel>
+__global__ void integrate(int n, float dt, MP_p p, MP_accel accel) {
+    memplace::stage(p, accel);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        (&p[memplace::at<6>(i)])->vx += accel[memplace::at<7>(i)].x * dt;
+        (&p[memplace::at<8>(i)])->vy += accel[memplace::at<9>(i)].y * dt;
+        (&p[memplace::at<10>(i)])->vz += accel[memplace::at<11>(i)].z * dt;
+        (&p[memplace::at<12>(i)])->x += memplace::value(p[memplace::at<13>(i)]).vx * dt;
+        (&p[memplace::at<14>(i)])->y += memplace::value(p[memplace::at<15>(i)]).vy * dt;
+        (&p[memplace::at<16>(i)])->z += memplace::value(p[memplace::at<17>(i)]).vz * dt;
+    }
+    }();
+    memplace::unstage(p);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &integrate<Acc...>; }
     template <class MP_p, class MP_accel>

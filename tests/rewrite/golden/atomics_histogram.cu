@@ -51,6 +51,27 @@ struct memplace_kernel_histogram_global {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "histogram_global";
+    static constexpr const char* jitTypes[2] = {"const unsigned char", "unsigned int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define BINS 64
+
+template <class MP_data, class MP_bins>
+__global__ void histogram_global(int n, MP_data data, MP_bins bins) {
+    memplace::stage(data, bins);
+    [&]() {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicAdd(&bins[memplace::at<0>(data[memplace::at<1>(i)] % BINS)], 1u);
+    }
+    }();
+    memplace::unstage(bins);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &histogram_global<Acc...>; }
     template <class MP_data, class MP_bins>
@@ -95,6 +116,36 @@ struct memplace_kernel_histogram_shared {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "histogram_shared";
+    static constexpr const char* jitTypes[2] = {"const unsigned char", "unsigned int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define BINS 64
+
+template <class MP_data, class MP_bins>
+__global__ void histogram_shared(int n, MP_data data, MP_bins bins) {
+    memplace::stage(data, bins);
+    [&]() {
+    __shared__ unsigned int local[BINS];
+    for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
+        local[b] = 0;
+    }
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicAdd(&local[data[memplace::at<4>(i)] % BINS], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
+        atomicAdd(&bins[memplace::at<5>(b)], local[b]);
+    }
+    }();
+    memplace::unstage(bins);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &histogram_shared<Acc...>; }
     template <class MP_data, class MP_bins>
@@ -130,6 +181,25 @@ struct memplace_kernel_max_value {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "max_value";
+    static constexpr const char* jitTypes[2] = {"const int", "int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_values, class MP_result>
+__global__ void max_value(int n, MP_values values, MP_result result) {
+    memplace::stage(values, result);
+    [&]() {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicMax(&result[memplace::at<7>(0)], values[memplace::at<8>(i)]);
+    }
+    }();
+    memplace::unstage(result);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &max_value<Acc...>; }
     template <class MP_values, class MP_result>

@@ -46,6 +46,26 @@ struct memplace_kernel_init_levels {
         {"levels", 1, sizeof(int), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<int>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "init_levels";
+    static constexpr const char* jitTypes[1] = {"int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_levels>
+__global__ void init_levels(int n, MP_levels levels, int source) {
+    memplace::stage(levels);
+    [&]() {
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) {
+        levels[memplace::at<0>(v)] = v == source ? 0 : -1;
+    }
+    }();
+    memplace::unstage(levels);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &init_levels<Acc...>; }
     template <class MP_levels>
@@ -101,6 +121,38 @@ struct memplace_kernel_bfs_expand {
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Global, memplace::Place::Global,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "bfs_expand";
+    static constexpr const char* jitTypes[6] = {"const int", "const int", "const int", "int", "int",
+        "int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_frontier, class MP_rowptr, class MP_adj, class MP_levels, class MP_next_frontier,
+          class MP_next_size>
+__global__ void bfs_expand(int frontier_size, MP_frontier frontier,
+                           MP_rowptr rowptr, MP_adj adj,
+                           MP_levels levels, int level, MP_next_frontier next_frontier, MP_next_size next_size) {
+    memplace::stage(frontier, rowptr, adj, levels, next_frontier, next_size);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= frontier_size) {
+        return;
+    }
+    int v = frontier[memplace::at<1>(i)];
+    for (int e = rowptr[memplace::at<2>(v)]; e < rowptr[memplace::at<3>(v + 1)]; ++e) {
+        int u = adj[memplace::at<4>(e)];
+        if (atomicCAS(&levels[memplace::at<5>(u)], -1, level + 1) == -1) {
+            int slot = atomicAdd(&next_size[memplace::at<6>(0)], 1);
+            next_frontier[memplace::at<7>(slot)] = u;
+        }
+    }
+    }();
+    memplace::unstage(levels, next_frontier, next_size);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &bfs_expand<Acc...>; }
     template <class MP_frontier, class MP_rowptr, class MP_adj, class MP_levels,

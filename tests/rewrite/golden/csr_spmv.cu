@@ -66,6 +66,32 @@ struct memplace_kernel_spmv_csr_scalar {
             memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "spmv_csr_scalar";
+    static constexpr const char* jitTypes[5] = {"const int", "const int", "const float",
+        "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
+__global__ void spmv_csr_scalar(int rows, MP_rowptr rowptr, MP_col col, MP_val val,
+                                MP_x x, MP_y y) {
+    memplace::stage(rowptr, col, val, x, y);
+    [&]() {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        float sum = 0.0f;
+        for (int j = rowptr[memplace::at<0>(row)]; j < rowptr[memplace::at<1>(row + 1)]; ++j) {
+            sum += val[memplace::at<2>(j)] * x[memplace::at<3>(col[memplace::at<4>(j)])];
+        }
+        y[memplace::at<5>(row)] = sum;
+    }
+    }();
+    memplace::unstage(y);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &spmv_csr_scalar<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
@@ -129,6 +155,50 @@ struct memplace_kernel_spmv_csr_vector {
             memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
             memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "spmv_csr_vector";
+    static constexpr const char* jitTypes[5] = {"const int", "const int", "const float",
+        "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define WARP 32
+#define BLOCK 256
+
+template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
+__global__ void spmv_csr_vector(int rows, MP_rowptr rowptr,
+                                MP_col col, MP_val val,
+                                MP_x x, MP_y y) {
+    memplace::stage(rowptr, col, val, x, y);
+    [&]() {
+    __shared__ float partial[BLOCK];
+    int lane = threadIdx.x & (WARP - 1);
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) / WARP;
+    float sum = 0.0f;
+    if (warp < rows) {
+        int start = rowptr[memplace::at<6>(warp)];
+        int end = rowptr[memplace::at<7>(warp + 1)];
+        for (int j = start + lane; j < end; j += WARP) {
+            sum += val[memplace::at<8>(j)] * x[memplace::at<9>(col[memplace::at<10>(j)])];
+        }
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int offset = WARP / 2; offset > 0; offset >>= 1) {
+        if (lane < offset) {
+            partial[threadIdx.x] += partial[threadIdx.x + offset];
+        }
+        __syncthreads();
+    }
+    if (lane == 0 && warp < rows) {
+        y[memplace::at<14>(warp)] = partial[threadIdx.x];
+    }
+    }();
+    memplace::unstage(y);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &spmv_csr_vector<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>

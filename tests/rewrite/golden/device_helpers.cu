@@ -75,6 +75,39 @@ struct memplace_kernel_blend {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "blend";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+__device__ __forceinline__ int global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+template <class MP_p>
+__device__ float load(MP_p p, int i) { return p[memplace::at<0>(i)]; }
+
+template <class MP_p>
+__device__ void store(MP_p p, int i, float v) { p[memplace::at<1>(i)] = v; }
+
+template <class MP_a, class MP_b>
+__device__ float lerp_at(MP_a a, MP_b b, int i, float t) {
+    return load(a, i) * (1.0f - t) + load(b, i) * t;
+}
+
+template <class MP_a, class MP_b, class MP_out>
+__global__ void blend(int n, float t, MP_a a, MP_b b, MP_out out) {
+    memplace::stage(a, b, out);
+    [&]() {
+    int i = global_id();
+    if (i < n) {
+        store(out, i, lerp_at(a, b, i, t));
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &blend<Acc...>; }
     template <class MP_a, class MP_b, class MP_out>
@@ -105,6 +138,36 @@ struct memplace_kernel_row_sums {
         {"sums", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "row_sums";
+    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+__device__ __forceinline__ int global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+__device__ float row_sum(const float* row, int len) {
+    float s = 0.0f;
+    for (int k = 0; k < len; ++k) {
+        s += row[k];
+    }
+    return s;
+}
+
+template <class MP_sums>
+__global__ void row_sums(int rows, int cols, const float* m, MP_sums sums) {
+    memplace::stage(sums);
+    [&]() {
+    int r = global_id();
+    if (r < rows) {
+        sums[memplace::at<2>(r)] = row_sum(m + r * cols, cols);
+    }
+    }();
+    memplace::unstage(sums);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &row_sums<Acc...>; }
     template <class MP_sums>

@@ -50,6 +50,25 @@ struct memplace_kernel_saxpy_grid_stride {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "saxpy_grid_stride";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_x, class MP_y>
+__global__ void saxpy_grid_stride(int n, float a, MP_x x, MP_y y) {
+    memplace::stage(x, y);
+    [&]() {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
+    }
+    }();
+    memplace::unstage(y);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &saxpy_grid_stride<Acc...>; }
     template <class MP_x, class MP_y>
@@ -98,6 +117,38 @@ struct memplace_kernel_sum_squares_partial {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "sum_squares_partial";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_x, class MP_partial>
+__global__ void sum_squares_partial(int n, MP_x x, MP_partial partial) {
+    memplace::stage(x, partial);
+    [&]() {
+    __shared__ float cache[256];
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        s += x[memplace::at<3>(i)] * x[memplace::at<4>(i)];
+    }
+    cache[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (threadIdx.x < stride) {
+            cache[threadIdx.x] += cache[threadIdx.x + stride];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partial[memplace::at<8>(blockIdx.x)] = cache[0];
+    }
+    }();
+    memplace::unstage(partial);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &sum_squares_partial<Acc...>; }
     template <class MP_x, class MP_partial>
@@ -136,6 +187,28 @@ struct memplace_kernel_copy_while {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "copy_while";
+    static constexpr const char* jitTypes[2] = {"const int", "int"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_src, class MP_dst>
+__global__ void copy_while(int n, MP_src src, MP_dst dst) {
+    memplace::stage(src, dst);
+    [&]() {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int stride = blockDim.x * gridDim.x;
+    while (i < static_cast<unsigned int>(n)) {
+        dst[memplace::at<10>(i)] = src[memplace::at<11>(i)];
+        i += stride;
+    }
+    }();
+    memplace::unstage(dst);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &copy_while<Acc...>; }
     template <class MP_src, class MP_dst>

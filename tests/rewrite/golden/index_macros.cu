@@ -56,6 +56,30 @@ struct memplace_kernel_add_bias {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "add_bias";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define GTID (blockIdx.x * blockDim.x + threadIdx.x)
+#define IDX2(r, c, ld) ((r) * (ld) + (c))
+
+template <class MP_bias, class MP_m>
+__global__ void add_bias(int rows, int cols, MP_bias bias, MP_m m) {
+    memplace::stage(bias, m);
+    [&]() {
+    int r = blockIdx.y;
+    int c = GTID;
+    if (r < rows && c < cols) {
+        m[memplace::at<0>(IDX2(r, c, cols))] += bias[memplace::at<1>(c)];
+    }
+    }();
+    memplace::unstage(m);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &add_bias<Acc...>; }
     template <class MP_bias, class MP_m>

@@ -56,6 +56,27 @@ struct memplace_kernel_matrix_add {
             memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Texture,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "matrix_add";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a, class MP_b, class MP_c>
+__global__ void matrix_add(int width, int height, MP_a a, MP_b b, MP_c c) {
+    memplace::stage(a, b, c);
+    [&]() {
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < height && col < width) {
+        c[memplace::at<0>(row * width + col)] = a[memplace::at<1>(row * width + col)] + b[memplace::at<2>(row * width + col)];
+    }
+    }();
+    memplace::unstage(c);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &matrix_add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
@@ -94,6 +115,27 @@ struct memplace_kernel_transpose_naive {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "transpose_naive";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_out>
+__global__ void transpose_naive(int width, int height, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) {
+        out[memplace::at<3>(x * height + y)] = in[memplace::at<4>(y * width + x)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &transpose_naive<Acc...>; }
     template <class MP_in, class MP_out>
@@ -136,6 +178,31 @@ struct memplace_kernel_stencil5 {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "stencil5";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_out>
+__global__ void stencil5(int width, int height, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < width - 1 && y >= 1 && y < height - 1) {
+        out[memplace::at<5>(y * width + x)] = 0.5f * in[memplace::at<6>(y * width + x)] +
+                             0.125f * (in[memplace::at<7>((y - 1) * width + x)] + in[memplace::at<8>((y + 1) * width + x)] +
+                                       in[memplace::at<9>(y * width + x - 1)] + in[memplace::at<10>(y * width + x + 1)]);
+    } else if (x < width && y < height) {
+        out[memplace::at<11>(y * width + x)] = in[memplace::at<12>(y * width + x)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &stencil5<Acc...>; }
     template <class MP_in, class MP_out>

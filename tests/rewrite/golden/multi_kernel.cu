@@ -40,6 +40,26 @@ struct memplace_kernel_fill {
         {"a", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "fill";
+    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a>
+__global__ void fill(int n, float base, float step, MP_a a) {
+    memplace::stage(a);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[memplace::at<0>(i)] = base + step * (i % 100);
+    }
+    }();
+    memplace::unstage(a);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &fill<Acc...>; }
     template <class MP_a>
@@ -71,6 +91,26 @@ struct memplace_kernel_scale_into {
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const float, float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "scale_into";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_out>
+__global__ void scale_into(int n, float s, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<1>(i)] = s * in[memplace::at<2>(i)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &scale_into<Acc...>; }
     template <class MP_in, class MP_out>
@@ -109,6 +149,26 @@ struct memplace_kernel_add {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "add";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a, class MP_b, class MP_c>
+__global__ void add(int n, MP_a a, MP_b b, MP_c c) {
+    memplace::stage(a, b, c);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        c[memplace::at<3>(i)] = a[memplace::at<4>(i)] + b[memplace::at<5>(i)];
+    }
+    }();
+    memplace::unstage(c);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
@@ -156,6 +216,35 @@ struct memplace_kernel_dot_partial {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "dot_partial";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a, class MP_b, class MP_partial>
+__global__ void dot_partial(int n, MP_a a, MP_b b, MP_partial partial) {
+    memplace::stage(a, b, partial);
+    [&]() {
+    MEMPLACE_DYNAMIC_SHARED(float, cache);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cache[threadIdx.x] = i < n ? a[memplace::at<7>(i)] * b[memplace::at<8>(i)] : 0.0f;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            cache[threadIdx.x] += cache[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partial[memplace::at<11>(blockIdx.x)] = cache[0];
+    }
+    }();
+    memplace::unstage(partial);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &dot_partial<Acc...>; }
     template <class MP_a, class MP_b, class MP_partial>

@@ -48,6 +48,27 @@ struct memplace_kernel_vecmul {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "vecmul";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a, class MP_b, class MP_c>
+__global__ void vecmul(MP_a a, MP_b b, MP_c c, int n)
+{
+    memplace::stage(a, b, c);
+    [&]() {
+    int i;
+    i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[memplace::at<0>(i)] = a[memplace::at<1>(i)] * b[memplace::at<2>(i)];
+    }();
+    memplace::unstage(c);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &vecmul<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
@@ -78,6 +99,26 @@ struct memplace_kernel_twice {
         {"a", 0, sizeof(float), memplace::Mode::ReadWrite, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "twice";
+    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_a>
+__global__ void twice(MP_a a, int n)
+{
+    memplace::stage(a);
+    [&]() {
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i < n)
+        a[memplace::at<3>(i)] = a[memplace::at<4>(i)] * 2.0f;
+    }();
+    memplace::unstage(a);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &twice<Acc...>; }
     template <class MP_a>

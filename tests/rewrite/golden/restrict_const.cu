@@ -64,6 +64,35 @@ struct memplace_kernel_convolve1d {
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Constant,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "convolve1d";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define RADIUS 4
+
+template <class MP_in, class MP_weights, class MP_out>
+__global__ void convolve1d(int n, MP_in in, MP_weights weights,
+                           MP_out out) {
+    memplace::stage(in, weights, out);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int k = -RADIUS; k <= RADIUS; ++k) {
+        int j = min(max(i + k, 0), n - 1);
+        acc += weights[memplace::at<0>(k + RADIUS)] * in[memplace::at<1>(j)];
+    }
+    out[memplace::at<2>(i)] = acc;
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &convolve1d<Acc...>; }
     template <class MP_in, class MP_weights, class MP_out>
@@ -106,6 +135,28 @@ struct memplace_kernel_scale_rows {
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::Constant, memplace::Place::Texture,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "scale_rows";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_scale, class MP_in, class MP_out>
+__global__ void scale_rows(int cols, MP_scale scale,
+                           MP_in in, MP_out out) {
+    memplace::stage(scale, in, out);
+    [&]() {
+    int row = blockIdx.y;
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < cols) {
+        out[memplace::at<3>(row * cols + c)] = scale[memplace::at<4>(row)] * in[memplace::at<5>(row * cols + c)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &scale_rows<Acc...>; }
     template <class MP_scale, class MP_in, class MP_out>

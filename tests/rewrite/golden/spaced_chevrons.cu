@@ -52,6 +52,26 @@ struct memplace_kernel_negate {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "negate";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_out>
+__global__ void negate(int n, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<0>(i)] = -in[memplace::at<1>(i)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &negate<Acc...>; }
     template <class MP_in, class MP_out>
@@ -82,6 +102,26 @@ struct memplace_kernel_offset_by {
         {"data", 1, sizeof(float), memplace::Mode::ReadWrite, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "offset_by";
+    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_data>
+__global__ void offset_by(int n, MP_data data, float delta) {
+    memplace::stage(data);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        data[memplace::at<2>(i)] += delta;
+    }
+    }();
+    memplace::unstage(data);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &offset_by<Acc...>; }
     template <class MP_data>

@@ -53,6 +53,9 @@ struct memplace_kernel_scale {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Not compiled just in time: a kernel template (the runtime cannot spell its template arguments
+    // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
+    static constexpr const char* jitSource = nullptr;
     template <class... Acc>
     static auto kernel() { return &scale<T, Acc...>; }
     template <class MP_in, class MP_out>
@@ -99,6 +102,9 @@ struct memplace_kernel_block_sum {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Not compiled just in time: a kernel template (the runtime cannot spell its template arguments
+    // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
+    static constexpr const char* jitSource = nullptr;
     template <class... Acc>
     static auto kernel() { return &block_sum<T, BLOCK, Acc...>; }
     template <class MP_in, class MP_partial>

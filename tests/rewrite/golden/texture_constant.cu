@@ -63,6 +63,44 @@ struct memplace_kernel_blur3x3 {
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "blur3x3";
+    static constexpr const char* jitTypes[1] = {"float"};
+    // The __constant__ variables it reads: the JIT module's copies are filled from these.
+    static constexpr const char* jitConstants[1] = {"c_weights"};
+    static const void* jitConstant(int k) {
+        const void* const a[] = {&::c_weights};
+        return a[k];
+    }
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+__constant__ float c_weights[9];
+
+template <class MP_out>
+__global__ void blur3x3(cudaTextureObject_t img, int width, int height, MP_out out) {
+    memplace::stage(out);
+    [&]() {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+            int xx = min(max(x + dx, 0), width - 1);
+            int yy = min(max(y + dy, 0), height - 1);
+            acc += c_weights[(dy + 1) * 3 + (dx + 1)] * tex1Dfetch<float>(img, yy * width + xx);
+        }
+    }
+    out[memplace::at<2>(y * width + x)] = acc;
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &blur3x3<Acc...>; }
     template <class MP_out>
@@ -105,6 +143,10 @@ struct memplace_kernel_apply_lut {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Not compiled just in time: it uses the __device__ variable 'd_lut' (a just-in-time module
+    // would have a copy of its own, and the kernel may write it). Placements not compiled in run
+    // through the dynamic accessor.
+    static constexpr const char* jitSource = nullptr;
     template <class... Acc>
     static auto kernel() { return &apply_lut<Acc...>; }
     template <class MP_in, class MP_out>

@@ -70,6 +70,40 @@ struct memplace_kernel_matmul_tiled {
             memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Texture,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "matmul_tiled";
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define TILE 16
+
+template <class MP_A, class MP_B, class MP_C>
+__global__ void matmul_tiled(int n, MP_A A, MP_B B, MP_C C) {
+    memplace::stage(A, B, C);
+    [&]() {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty;
+    int col = blockIdx.x * TILE + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        As[ty][tx] = A[memplace::at<1>(row * n + t * TILE + tx)];
+        Bs[ty][tx] = B[memplace::at<3>((t * TILE + ty) * n + col)];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) {
+            acc += As[ty][k] * Bs[k][tx];
+        }
+        __syncthreads();
+    }
+    C[memplace::at<6>(row * n + col)] = acc;
+    }();
+    memplace::unstage(C);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &matmul_tiled<Acc...>; }
     template <class MP_A, class MP_B, class MP_C>
@@ -112,6 +146,32 @@ struct memplace_kernel_transpose_tiled {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "transpose_tiled";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+#define TILE 16
+
+template <class MP_in, class MP_out>
+__global__ void transpose_tiled(int n, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[memplace::at<8>(y * n + x)];
+    __syncthreads();
+    int tx = blockIdx.y * TILE + threadIdx.x;
+    int ty = blockIdx.x * TILE + threadIdx.y;
+    out[memplace::at<9>(ty * n + tx)] = tile[threadIdx.x][threadIdx.y];
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &transpose_tiled<Acc...>; }
     template <class MP_in, class MP_out>

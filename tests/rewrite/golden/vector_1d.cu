@@ -51,6 +51,26 @@ struct memplace_kernel_saxpy {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "saxpy";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_x, class MP_y>
+__global__ void saxpy(int n, float a, MP_x x, MP_y y) {
+    memplace::stage(x, y);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
+    }
+    }();
+    memplace::unstage(y);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &saxpy<Acc...>; }
     template <class MP_x, class MP_y>
@@ -90,6 +110,28 @@ struct memplace_kernel_smooth3 {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "smooth3";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_out>
+__global__ void smooth3(int n, MP_in in, MP_out out) {
+    memplace::stage(in, out);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) {
+        out[memplace::at<3>(i)] = (in[memplace::at<4>(i - 1)] + in[memplace::at<5>(i)] + in[memplace::at<6>(i + 1)]) * (1.0f / 3.0f);
+    } else if (i < n) {
+        out[memplace::at<7>(i)] = in[memplace::at<8>(i)];
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &smooth3<Acc...>; }
     template <class MP_in, class MP_out>
@@ -132,6 +174,29 @@ struct memplace_kernel_even_and_reverse {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global,
             memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "even_and_reverse";
+    static constexpr const char* jitTypes[3] = {"const float", "float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_in, class MP_even, class MP_rev>
+__global__ void even_and_reverse(int n, MP_in in, MP_even even, MP_rev rev) {
+    memplace::stage(in, even, rev);
+    [&]() {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n / 2) {
+        even[memplace::at<9>(i)] = in[memplace::at<10>(2 * i)];
+    }
+    if (i < n) {
+        rev[memplace::at<11>(i)] = in[memplace::at<12>(n - 1 - i)];
+    }
+    }();
+    memplace::unstage(even, rev);
+}
+)memplace";
     template <class... Acc>
     static auto kernel() { return &even_and_reverse<Acc...>; }
     template <class MP_in, class MP_even, class MP_rev>

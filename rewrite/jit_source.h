@@ -1,0 +1,46 @@
+// The device-only source of one rewritten kernel, for just-in-time compilation with NVRTC
+// (internal to the rewriter; docs/rewrite-contract.md, "Just-in-time members"). NVRTC compiles
+// device code only, so the source is a slice of the rewritten file: the kernel and every
+// declaration it depends on (device functions it calls, types, constants, enumerations,
+// macros), found from the AST (references from the kernel's body, transitively) and printed
+// from their source ranges (the rewritten text for the main file), after the runtime's device
+// headers. What cannot be sliced makes the kernel not JIT-able, with the reason.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTUnit;
+class FunctionDecl;
+} // namespace clang
+
+namespace memplace::rewrite::detail {
+
+struct JitSliceInput {
+    clang::ASTUnit* ast = nullptr;
+    const clang::FunctionDecl* kernel = nullptr; ///< the kernel as written (not a template)
+    unsigned kernelBegin = 0; ///< main-file offset where its rewritten text starts
+    /// The rewritten text of [begin, end) of the main file; false and `why` when the edits do
+    /// not allow cutting there.
+    std::function<bool(unsigned begin, unsigned end, std::string* text, std::string* why)> mainText;
+    /// Folders whose headers NVRTC provides by itself (the CUDA installation's include folder,
+    /// clang's resource folder, the frontend's shim): their declarations are not copied.
+    std::vector<std::string> providedDirs;
+    std::string cudaIncludeDir; ///< CUDA's include folder (which of its headers NVRTC has)
+};
+
+struct JitSlice {
+    std::string source;     ///< empty: not JIT-able
+    std::string why;        ///< then why (one line)
+    std::string kernelName; ///< qualified, as an NVRTC name expression spells it
+    /// The program's `__constant__` variables the kernel reads, qualified: the slice declares
+    /// them (the JIT module has copies of its own), the runtime fills the copies from the
+    /// program's before each launch of the module.
+    std::vector<std::string> constants;
+};
+
+JitSlice sliceForJit(const JitSliceInput& in);
+
+} // namespace memplace::rewrite::detail
