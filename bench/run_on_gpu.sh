@@ -5,7 +5,8 @@
 #   verify  the rewriter's GPU verification (every placement of the corpus bitwise against the
 #           original, compute-sanitizer memcheck, the runtime's GPU tests with trace checks,
 #           SASS, racecheck and the runtime benchmark), the Placer's GPU run (overheads, decision
-#           cache, modes, memcheck) and the bundled example on GPU-sized inputs;
+#           cache, modes, memcheck), the JIT instantiations against the specialised ones and
+#           the bundled example on GPU-sized inputs;
 #   quick   verify without the rewriter's corpus (the runtime's GPU tests, the Placer, the demo);
 #   eval    the evaluation (bench/evaluate.sh: every kernel x input, every planned placement);
 #   all     both (the default).
@@ -49,6 +50,14 @@ if [[ "$part" == verify || "$part" == quick || "$part" == all ]]; then
     "$root/tests/placer/gpu/run_on_gpu.sh" >"$work/placer.log" 2>&1
   rc=$?
   row "Placer (overheads, cache, modes)" "$([[ $rc -eq 0 ]] && echo pass || echo FAIL)" "$s" ""
+  [[ $rc -eq 0 ]] || status=1
+  s=$(date +%s)
+  "$root/tests/runtime/jit_gpu.sh" run "$dir/jit" >"$work/jit.log" 2>&1
+  rc=$?
+  cp -r "$dir/jit" "$work/verify/jit" 2>/dev/null
+  rm -rf "$work/verify/jit/cache" "$work/verify/jit/jit_gpu_test"
+  row "JIT (NVRTC) instantiations" "$([[ $rc -eq 0 ]] && echo pass || echo FAIL)" "$s" \
+    "$(grep -m1 -E "checks|passed|failed" "$work/jit.log" | head -c 90)"
   [[ $rc -eq 0 ]] || status=1
   s=$(date +%s)
   OUT="$work/verify/demo" "$dir/demo/run_on_gpu.sh" "$dir/demo" >"$work/demo.log" 2>&1
