@@ -149,24 +149,52 @@ void runCases(cudaStream_t s) {
 
 // ---- fallbacks -----------------------------------------------------------------------------
 
+/// Random x and y for saxpy (a = 1.7) and the original kernel's result, on the device.
+struct SaxpyData {
+    int n;
+    std::vector<float> hx, hy, want;
+    float* x = nullptr;
+    float* y = nullptr;
+
+    SaxpyData(int count, uint64_t seed, cudaStream_t s) : n(count), hx(count), hy(count) {
+        std::mt19937_64 g(seed);
+        for (int i = 0; i < n; ++i) {
+            hx[i] = randomFloat(g);
+            hy[i] = randomFloat(g);
+        }
+        float* yref = nullptr;
+        MPT_CHECK(cudaMalloc(&x, bytes()));
+        MPT_CHECK(cudaMalloc(&y, bytes()));
+        MPT_CHECK(cudaMalloc(&yref, bytes()));
+        h2d(x, hx.data(), bytes());
+        h2d(yref, hy.data(), bytes());
+        saxpyOriginal(n, 1.7f, x, yref, 256, s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        want.resize(hy.size());
+        MPT_CHECK(cudaMemcpy(want.data(), yref, bytes(), cudaMemcpyDeviceToHost));
+        MPT_CHECK(cudaFree(yref));
+    }
+    ~SaxpyData() {
+        cudaFree(x);
+        cudaFree(y);
+    }
+    SaxpyData(const SaxpyData&) = delete;
+    SaxpyData& operator=(const SaxpyData&) = delete;
+    std::size_t bytes() const { return static_cast<std::size_t>(n) * sizeof(float); }
+    void resetY() const { h2d(y, hy.data(), bytes()); }
+    /// y on the device equals the original's result in its first `count` elements, bitwise.
+    bool yIsWanted(int count) const {
+        std::vector<float> got(static_cast<std::size_t>(count));
+        MPT_CHECK(cudaMemcpy(got.data(), y, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        return std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0;
+    }
+};
+
 void fallbackTests(cudaStream_t s) {
     const int n = 100000; // 400 KB: too large for the constant pool and for shared memory
-    std::vector<float> hx(n), hy(n);
-    std::mt19937_64 g(7);
-    for (int i = 0; i < n; ++i) {
-        hx[i] = randomFloat(g);
-        hy[i] = randomFloat(g);
-    }
-    float *x = nullptr, *y = nullptr, *yref = nullptr;
-    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&yref, n * sizeof(float)));
-    h2d(x, hx.data(), n * sizeof(float));
-    h2d(yref, hy.data(), n * sizeof(float));
-    saxpyOriginal(n, 1.7f, x, yref, 256, s);
-    MPT_CHECK(cudaStreamSynchronize(s));
-    std::vector<float> want(n);
-    MPT_CHECK(cudaMemcpy(want.data(), yref, n * sizeof(float), cudaMemcpyDeviceToHost));
+    const SaxpyData d(n, 7, s);
+    float* x = d.x;
+    float* y = d.y;
 
     struct FB {
         Place x;
@@ -183,17 +211,14 @@ void fallbackTests(cudaStream_t s) {
     };
     for (const FB& f : cases) {
         memplace::setPlacement("saxpy", {{"x", f.x}, {"y", f.y}});
-        h2d(y, hy.data(), n * sizeof(float));
+        d.resetY();
         const cudaError_t st = saxpyRewritten(n, 1.7f, x, y, 256, s);
         MPT_CHECK(cudaStreamSynchronize(s));
         const memplace::LaunchReport rep = memplace::lastReport();
         const int j = std::string(f.array) == "x" ? 0 : 1;
-        std::vector<float> got(n);
-        MPT_CHECK(cudaMemcpy(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
         const bool ok = st == cudaSuccess && rep.arrays[j].placed == Place::Global &&
                         rep.arrays[j].fallback.find(f.expect) != std::string::npos &&
-                        std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0 &&
-                        cudaGetLastError() == cudaSuccess;
+                        d.yIsWanted(n) && cudaGetLastError() == cudaSuccess;
         expect(ok, std::string("fallback: saxpy ") + f.array + "=" +
                        std::string(memplace::placeName(j == 0 ? f.x : f.y)) + " -> global (" +
                        rep.arrays[j].fallback + ")");
@@ -202,15 +227,13 @@ void fallbackTests(cudaStream_t s) {
     }
     // The legacy default stream and the L2 window: either it works or it falls back, reported.
     memplace::setPlacement("saxpy", {{"x", Place::L2Persist}, {"y", Place::Global}});
-    h2d(y, hy.data(), n * sizeof(float));
+    d.resetY();
     (void)saxpyRewritten(n, 1.7f, x, y, 256, nullptr);
     MPT_CHECK(cudaDeviceSynchronize());
     {
         const memplace::LaunchReport rep = memplace::lastReport();
-        std::vector<float> got(n);
-        MPT_CHECK(cudaMemcpy(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
         const bool ok =
-            std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0 &&
+            d.yIsWanted(n) &&
             (rep.arrays[0].placed == Place::L2Persist || !rep.arrays[0].fallback.empty()) &&
             cudaGetLastError() == cudaSuccess;
         expect(ok, "l2persist on the legacy default stream: " +
@@ -223,23 +246,17 @@ void fallbackTests(cudaStream_t s) {
     // An extent given by the program: x declared 40 KB long fits the constant pool.
     memplace::setExtent(x, 10000 * sizeof(float));
     memplace::setPlacement("saxpy", {{"x", Place::Constant}, {"y", Place::Global}});
-    h2d(y, hy.data(), n * sizeof(float));
+    d.resetY();
     (void)saxpyRewritten(10000, 1.7f, x, y, 256, s);
     MPT_CHECK(cudaStreamSynchronize(s));
     {
         const memplace::LaunchReport rep = memplace::lastReport();
-        std::vector<float> got(10000);
-        MPT_CHECK(cudaMemcpy(got.data(), y, 10000 * sizeof(float), cudaMemcpyDeviceToHost));
         const bool ok = rep.arrays[0].placed == Place::Constant &&
-                        rep.arrays[0].extentBytes == 40000 &&
-                        std::memcmp(got.data(), want.data(), 10000 * sizeof(float)) == 0;
+                        rep.arrays[0].extentBytes == 40000 && d.yIsWanted(10000);
         expect(ok, "setExtent makes x constant-feasible");
     }
     memplace::clearExtent(x);
     memplace::clearPlacements();
-    MPT_CHECK(cudaFree(x));
-    MPT_CHECK(cudaFree(y));
-    MPT_CHECK(cudaFree(yref));
 }
 
 // ---- the placement as written ----------------------------------------------------------------
@@ -248,22 +265,7 @@ void fallbackTests(cudaStream_t s) {
 /// default instantiation) and with MEMPLACE=off; a placement asked for replaces it.
 void originalPlacementTests(cudaStream_t s) {
     const int n = 3000;
-    std::vector<float> hx(n), hy(n);
-    std::mt19937_64 g(11);
-    for (int i = 0; i < n; ++i) {
-        hx[i] = randomFloat(g);
-        hy[i] = randomFloat(g);
-    }
-    float *x = nullptr, *y = nullptr, *yref = nullptr;
-    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&yref, n * sizeof(float)));
-    h2d(x, hx.data(), n * sizeof(float));
-    h2d(yref, hy.data(), n * sizeof(float));
-    saxpyOriginal(n, 1.7f, x, yref, 256, s);
-    std::vector<float> want(n);
-    MPT_CHECK(cudaStreamSynchronize(s));
-    MPT_CHECK(cudaMemcpy(want.data(), yref, n * sizeof(float), cudaMemcpyDeviceToHost));
+    const SaxpyData d(n, 11, s);
     struct Run {
         const char* what;
         bool setGlobal;
@@ -276,16 +278,14 @@ void originalPlacementTests(cudaStream_t s) {
         if (run.setGlobal) {
             memplace::setPlacement("saxpy_restrict", {{"x", Place::Global}});
         }
-        h2d(y, hy.data(), n * sizeof(float));
-        const cudaError_t st = saxpyRestrictRewritten(n, 1.7f, x, y, 256, s);
+        d.resetY();
+        const cudaError_t st = saxpyRestrictRewritten(n, 1.7f, d.x, d.y, 256, s);
         MPT_CHECK(cudaStreamSynchronize(s));
         const memplace::LaunchReport rep = memplace::lastReport();
-        std::vector<float> got(n);
-        MPT_CHECK(cudaMemcpy(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
         const bool ok = st == cudaSuccess && rep.arrays[0].placed == run.expect &&
                         rep.arrays[1].placed == Place::Global &&
                         rep.instantiation == run.instantiation && rep.dispatch == "specialized" &&
-                        std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0;
+                        d.yIsWanted(n);
         expect(ok, std::string("as written: ") + run.what + ": x placed " +
                        std::string(memplace::placeName(rep.arrays[0].placed)) + ", instantiation " +
                        std::to_string(rep.instantiation));
@@ -294,9 +294,6 @@ void originalPlacementTests(cudaStream_t s) {
               << rep.instantiation << " | " << (ok ? "pass" : "FAIL") << " |\n";
     }
     memplace::clearPlacements();
-    MPT_CHECK(cudaFree(x));
-    MPT_CHECK(cudaFree(y));
-    MPT_CHECK(cudaFree(yref));
 }
 
 // ---- the persisting L2 set-aside ---------------------------------------------------------------
