@@ -538,8 +538,7 @@ struct Placer::Impl {
 #else
         if (!options.revertIfSlower || !(options.timeKernels || options.verify) ||
             e.phase != Entry::Phase::Decided || (e.applied == e.original && !e.jitRunning) ||
-            e.originalMs.empty() ||
-            e.placedMs.size() < 3) {
+            e.originalMs.empty() || e.placedMs.size() < 3) {
             return;
         }
         const double o = median(e.originalMs);
@@ -774,8 +773,7 @@ Decision Placer::decide(const LaunchInfo& info) {
     const bool checking = m.options.timeKernels || verifying;
     const bool placing = e.applied != e.original || !e.jit.empty();
     const bool measureOriginal =
-        checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples &&
-        placing;
+        checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples && placing;
     if (!placing || measureOriginal) {
         d.time = measureOriginal;
         m.launchKinds[info.launchId] = {ei, Kind::Original};

@@ -426,8 +426,8 @@ TEST(Model, NoPersistingWindowOverMoreThanTwiceTheSetAside) {
     EXPECT_FALSE(has(1));
     bool reason = false;
     for (const auto& e : m->stats().arrays[1].exclusions) {
-        reason = reason || (e.place == Place::L2Persist &&
-                            e.reason.find("twice the") != std::string::npos);
+        reason = reason ||
+                 (e.place == Place::L2Persist && e.reason.find("twice the") != std::string::npos);
     }
     EXPECT_TRUE(reason);
 }

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 fs::path tempDir(const std::string& name) {
     std::random_device rd;
-    fs::path d = fs::temp_directory_path() /
-                 ("memplace-placer-" + name + "-" + std::to_string(rd()));
+    fs::path d =
+        fs::temp_directory_path() / ("memplace-placer-" + name + "-" + std::to_string(rd()));
     fs::create_directories(d);
     return d;
 }

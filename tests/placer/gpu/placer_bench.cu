@@ -70,7 +70,8 @@ std::pair<double, double> timeLaunches(cudaStream_t s, F&& launch, int reps = kR
     std::vector<double> ms, us;
     EventPair ev;
     for (int r = 0; r < kWarmup + reps; ++r) {
-        MEMPLACE_LAUNCH(spinKernel, 1, 1, 0, s, 2'000'000LL); // ~1 ms: the host work hides behind it
+        MEMPLACE_LAUNCH(spinKernel, 1, 1, 0, s,
+                        2'000'000LL); // ~1 ms: the host work hides behind it
         MPT_CHECK(cudaEventRecord(ev.a, s));
         const auto t0 = std::chrono::steady_clock::now();
         launch();
@@ -91,7 +92,7 @@ struct Workload {
     std::string input;
     std::function<void(cudaStream_t)> original;
     std::function<cudaError_t(cudaStream_t)> rewritten;
-    std::function<void(cudaStream_t)> reset;   // restores inputs/poisons outputs
+    std::function<void(cudaStream_t)> reset; // restores inputs/poisons outputs
     std::function<std::vector<unsigned char>()> result;
 };
 
@@ -163,12 +164,12 @@ void runWorkload(Workload& w, cudaStream_t s) {
                   "| %s | %s | %s | %.4f | %.2f | %.4f (%.3fx) | %.1f / %.1f | %.4f (%.3fx) | %.2f "
                   "(%llu rec, %llu blocks) | %.2f | %.2f | %s | %s |\n",
                   w.name.c_str(), w.input.c_str(), decision.c_str(), origMs, firstMs, placedMs,
-                  origMs / placedMs, origUs, placedUs, dynMs, dynMs / placedMs,
-                  profiling, static_cast<unsigned long long>(records),
+                  origMs / placedMs, origUs, placedUs, dynMs, dynMs / placedMs, profiling,
+                  static_cast<unsigned long long>(records),
                   static_cast<unsigned long long>(sampled), engine, oneTime / origMs,
-                  saved > 0 ? (std::to_string(static_cast<long long>(oneTime / saved + 0.999)))
-                                  .c_str()
-                            : "never (no gain)",
+                  saved > 0
+                      ? (std::to_string(static_cast<long long>(oneTime / saved + 0.999))).c_str()
+                      : "never (no gain)",
                   ok ? "pass" : "FAIL");
     md << line;
     std::printf("%s", line);
@@ -366,10 +367,10 @@ int main(int argc, char** argv) {
        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     auto sz = [&](double v) { return std::max(256, static_cast<int>(v * scale)); };
     saxpyWorkload(sz(1 << 26), s);
-    lookupWorkload(false, sz(1 << 22), 64, 4095, s);          // 16 KB table: shared
+    lookupWorkload(false, sz(1 << 22), 64, 4095, s);           // 16 KB table: shared
     lookupWorkload(false, sz(1 << 22), 64, (1u << 22) - 1, s); // 16 MB table: another decision
-    lookupWorkload(true, sz(1 << 24), 32, 255, s);            // 1 KB warp-uniform table
-    lookupWorkload(true, sz(1 << 24), 32, 4095, s);           // 16 KB warp-uniform table
+    lookupWorkload(true, sz(1 << 24), 32, 255, s);             // 1 KB warp-uniform table
+    lookupWorkload(true, sz(1 << 24), 32, 4095, s);            // 16 KB warp-uniform table
     concurrency(sz(1 << 20));
     MPT_CHECK(cudaStreamDestroy(s));
     memplace::releaseResources();

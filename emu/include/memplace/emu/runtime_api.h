@@ -186,8 +186,8 @@ inline cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, 
 inline cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
                                         size_t offset = 0,
                                         enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
-    return ::memplace::emu::detail::symbolCopyByAddress(dst, nullptr, count, symbol, offset,
-                                                        false, kind);
+    return ::memplace::emu::detail::symbolCopyByAddress(dst, nullptr, count, symbol, offset, false,
+                                                        kind);
 }
 inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count,
                                              size_t offset = 0,
