@@ -24,7 +24,7 @@ test: build
 	@ctest --preset $(PRESET)
 
 format:
-	@git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.cu' '*.cuh' | grep -v '^tests/.*/kernels/' | grep -v '^examples/demo/rewritten/' | xargs clang-format-19 -i
+	@git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.cu' '*.cuh' | grep -v '^tests/.*/kernels/' | grep -v '^examples/demo/rewritten/' | grep -v '^tests/rewrite/golden/' | xargs clang-format-19 -i
 
 tidy: configure
 	@git ls-files --cached --others --exclude-standard '*.cpp' | grep -v '^tests/.*/kernels/' | xargs clang-tidy-19 -p $(BUILD_DIR) --quiet

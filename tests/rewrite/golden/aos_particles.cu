@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from aos_particles.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 struct Particle {
@@ -38,23 +38,23 @@ template <class MP_bodies, class MP_accel>
 __global__ void nbody_accel(int n, MP_bodies bodies, MP_accel accel) {
     memplace::stage(bodies, accel);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= n) {
-            return;
-        }
-        Body bi = bodies[memplace::at<0>(i)];
-        float ax = 0.0f, ay = 0.0f, az = 0.0f;
-        for (int j = 0; j < n; ++j) {
-            float dx = bodies[memplace::at<1>(j)].x - bi.x;
-            float dy = bodies[memplace::at<2>(j)].y - bi.y;
-            float dz = bodies[memplace::at<3>(j)].z - bi.z;
-            float inv = 1.0f / sqrtf(dx * dx + dy * dy + dz * dz + 0.01f);
-            float s = bodies[memplace::at<4>(j)].mass * inv * inv * inv;
-            ax += dx * s;
-            ay += dy * s;
-            az += dz * s;
-        }
-        accel[memplace::at<5>(i)] = make_float3(ax, ay, az);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    Body bi = bodies[memplace::at<0>(i)];
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float dx = bodies[memplace::at<1>(j)].x - bi.x;
+        float dy = bodies[memplace::at<2>(j)].y - bi.y;
+        float dz = bodies[memplace::at<3>(j)].z - bi.z;
+        float inv = 1.0f / sqrtf(dx * dx + dy * dy + dz * dz + 0.01f);
+        float s = bodies[memplace::at<4>(j)].mass * inv * inv * inv;
+        ax += dx * s;
+        ay += dy * s;
+        az += dz * s;
+    }
+    accel[memplace::at<5>(i)] = make_float3(ax, ay, az);
     }();
     memplace::unstage(accel);
 }
@@ -64,8 +64,7 @@ struct memplace_kernel_nbody_accel {
     static constexpr const char* name = "nbody_accel";
     static constexpr int numArrays = 2;
     static constexpr memplace::ArrayDesc arrays[2] = {
-        {"bodies", 1, sizeof(Body), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
+        {"bodies", 1, sizeof(Body), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"accel", 2, sizeof(float3), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const Body, float3>;
@@ -112,12 +111,10 @@ __global__ void nbody_accel(int n, MP_bodies bodies, MP_accel accel) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &nbody_accel<Acc...>;
-    }
+    static auto kernel() { return &nbody_accel<Acc...>; }
     template <class MP_bodies, class MP_accel>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_bodies bodies, MP_accel accel) {
+            MP_bodies bodies, MP_accel accel) {
         auto mp_kernel = kernel<MP_bodies, MP_accel>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, bodies, accel);
     }
@@ -127,15 +124,15 @@ template <class MP_p, class MP_accel>
 __global__ void integrate(int n, float dt, MP_p p, MP_accel accel) {
     memplace::stage(p, accel);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            (&p[memplace::at<6>(i)])->vx += accel[memplace::at<7>(i)].x * dt;
-            (&p[memplace::at<8>(i)])->vy += accel[memplace::at<9>(i)].y * dt;
-            (&p[memplace::at<10>(i)])->vz += accel[memplace::at<11>(i)].z * dt;
-            (&p[memplace::at<12>(i)])->x += memplace::value(p[memplace::at<13>(i)]).vx * dt;
-            (&p[memplace::at<14>(i)])->y += memplace::value(p[memplace::at<15>(i)]).vy * dt;
-            (&p[memplace::at<16>(i)])->z += memplace::value(p[memplace::at<17>(i)]).vz * dt;
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        (&p[memplace::at<6>(i)])->vx += accel[memplace::at<7>(i)].x * dt;
+        (&p[memplace::at<8>(i)])->vy += accel[memplace::at<9>(i)].y * dt;
+        (&p[memplace::at<10>(i)])->vz += accel[memplace::at<11>(i)].z * dt;
+        (&p[memplace::at<12>(i)])->x += memplace::value(p[memplace::at<13>(i)]).vx * dt;
+        (&p[memplace::at<14>(i)])->y += memplace::value(p[memplace::at<15>(i)]).vy * dt;
+        (&p[memplace::at<16>(i)])->z += memplace::value(p[memplace::at<17>(i)]).vz * dt;
+    }
     }();
     memplace::unstage(p);
 }
@@ -185,12 +182,10 @@ __global__ void integrate(int n, float dt, MP_p p, MP_accel accel) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &integrate<Acc...>;
-    }
+    static auto kernel() { return &integrate<Acc...>; }
     template <class MP_p, class MP_accel>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float dt, MP_p p, MP_accel accel) {
+            float dt, MP_p p, MP_accel accel) {
         auto mp_kernel = kernel<MP_p, MP_accel>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, dt, p, accel);
     }
@@ -255,8 +250,7 @@ int main() {
         double z = parts[i].z + az * dt * dt;
         double vx = ax * dt;
         if (std::fabs(out[i].x - x) > 1e-3 || std::fabs(out[i].y - y) > 1e-3 ||
-            std::fabs(out[i].z - z) > 1e-3 ||
-            std::fabs(out[i].vx - vx) > 1e-3 * (1.0 + std::fabs(vx))) {
+            std::fabs(out[i].z - z) > 1e-3 || std::fabs(out[i].vx - vx) > 1e-3 * (1.0 + std::fabs(vx))) {
             ++bad;
         }
         checksum += out[i].x + out[i].y + out[i].z;

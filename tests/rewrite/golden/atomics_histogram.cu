@@ -3,21 +3,21 @@
 // memplace: rewritten by `memplace rewrite` from atomics_histogram.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #define BINS 64
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 2718u;
@@ -30,22 +30,20 @@ template <class MP_data, class MP_bins>
 __global__ void histogram_global(int n, MP_data data, MP_bins bins) {
     memplace::stage(data, bins);
     [&]() {
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-            atomicAdd(&bins[memplace::at<0>(data[memplace::at<1>(i)] % BINS)], 1u);
-        }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicAdd(&bins[memplace::at<0>(data[memplace::at<1>(i)] % BINS)], 1u);
+    }
     }();
     memplace::unstage(bins);
 }
 
-// memplace: what the runtime needs to know about kernel 'histogram_global'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'histogram_global' (docs/rewrite-contract.md)
 struct memplace_kernel_histogram_global {
     static constexpr const char* name = "histogram_global";
     static constexpr int numArrays = 2;
     static constexpr memplace::ArrayDesc arrays[2] = {
         {"data", 1, sizeof(unsigned char), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared,
-         1},
+        {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const unsigned char, unsigned int>;
     // Specialised besides the default (every array where the program keeps it):
@@ -75,12 +73,10 @@ __global__ void histogram_global(int n, MP_data data, MP_bins bins) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &histogram_global<Acc...>;
-    }
+    static auto kernel() { return &histogram_global<Acc...>; }
     template <class MP_data, class MP_bins>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_data data, MP_bins bins) {
+            MP_data data, MP_bins bins) {
         auto mp_kernel = kernel<MP_data, MP_bins>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, data, bins);
     }
@@ -90,31 +86,29 @@ template <class MP_data, class MP_bins>
 __global__ void histogram_shared(int n, MP_data data, MP_bins bins) {
     memplace::stage(data, bins);
     [&]() {
-        __shared__ unsigned int local[BINS];
-        for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
-            local[b] = 0;
-        }
-        __syncthreads();
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-            atomicAdd(&local[data[memplace::at<4>(i)] % BINS], 1u);
-        }
-        __syncthreads();
-        for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
-            atomicAdd(&bins[memplace::at<5>(b)], local[b]);
-        }
+    __shared__ unsigned int local[BINS];
+    for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
+        local[b] = 0;
+    }
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicAdd(&local[data[memplace::at<4>(i)] % BINS], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < BINS; b += blockDim.x) {
+        atomicAdd(&bins[memplace::at<5>(b)], local[b]);
+    }
     }();
     memplace::unstage(bins);
 }
 
-// memplace: what the runtime needs to know about kernel 'histogram_shared'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'histogram_shared' (docs/rewrite-contract.md)
 struct memplace_kernel_histogram_shared {
     static constexpr const char* name = "histogram_shared";
     static constexpr int numArrays = 2;
     static constexpr memplace::ArrayDesc arrays[2] = {
         {"data", 1, sizeof(unsigned char), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
-        {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared,
-         1},
+        {"bins", 2, sizeof(unsigned int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const unsigned char, unsigned int>;
     // Specialised besides the default (every array where the program keeps it):
@@ -153,12 +147,10 @@ __global__ void histogram_shared(int n, MP_data data, MP_bins bins) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &histogram_shared<Acc...>;
-    }
+    static auto kernel() { return &histogram_shared<Acc...>; }
     template <class MP_data, class MP_bins>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_data data, MP_bins bins) {
+            MP_data data, MP_bins bins) {
         auto mp_kernel = kernel<MP_data, MP_bins>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, data, bins);
     }
@@ -168,9 +160,9 @@ template <class MP_values, class MP_result>
 __global__ void max_value(int n, MP_values values, MP_result result) {
     memplace::stage(values, result);
     [&]() {
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-            atomicMax(&result[memplace::at<7>(0)], values[memplace::at<8>(i)]);
-        }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        atomicMax(&result[memplace::at<7>(0)], values[memplace::at<8>(i)]);
+    }
     }();
     memplace::unstage(result);
 }
@@ -209,12 +201,10 @@ __global__ void max_value(int n, MP_values values, MP_result result) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &max_value<Acc...>;
-    }
+    static auto kernel() { return &max_value<Acc...>; }
     template <class MP_values, class MP_result>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_values values, MP_result result) {
+            MP_values values, MP_result result) {
         auto mp_kernel = kernel<MP_values, MP_result>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, values, result);
     }
@@ -260,10 +250,8 @@ int main() {
 
     std::vector<unsigned int> bins1(BINS), bins2(BINS);
     int maxv = 0;
-    CUDA_CHECK(
-        cudaMemcpy(bins1.data(), dbins1, BINS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(
-        cudaMemcpy(bins2.data(), dbins2, BINS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(bins1.data(), dbins1, BINS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(bins2.data(), dbins2, BINS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&maxv, dmax, sizeof(int), cudaMemcpyDeviceToHost));
     std::vector<unsigned int> ref(BINS, 0);
     int refmax = 0;

@@ -4,20 +4,20 @@
 // memplace: rewritten by `memplace rewrite` from bfs_frontier.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <queue>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 4242u;
@@ -30,10 +30,10 @@ template <class MP_levels>
 __global__ void init_levels(int n, MP_levels levels, int source) {
     memplace::stage(levels);
     [&]() {
-        int v = blockIdx.x * blockDim.x + threadIdx.x;
-        if (v < n) {
-            levels[memplace::at<0>(v)] = v == source ? 0 : -1;
-        }
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) {
+        levels[memplace::at<0>(v)] = v == source ? 0 : -1;
+    }
     }();
     memplace::unstage(levels);
 }
@@ -67,12 +67,10 @@ __global__ void init_levels(int n, MP_levels levels, int source) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &init_levels<Acc...>;
-    }
+    static auto kernel() { return &init_levels<Acc...>; }
     template <class MP_levels>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_levels levels, int source) {
+            MP_levels levels, int source) {
         auto mp_kernel = kernel<MP_levels>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, levels, source);
     }
@@ -80,23 +78,23 @@ __global__ void init_levels(int n, MP_levels levels, int source) {
 
 template <class MP_frontier, class MP_rowptr, class MP_adj, class MP_levels, class MP_next_frontier,
           class MP_next_size>
-__global__ void bfs_expand(int frontier_size, MP_frontier frontier, MP_rowptr rowptr, MP_adj adj,
-                           MP_levels levels, int level, MP_next_frontier next_frontier,
-                           MP_next_size next_size) {
+__global__ void bfs_expand(int frontier_size, MP_frontier frontier,
+                           MP_rowptr rowptr, MP_adj adj,
+                           MP_levels levels, int level, MP_next_frontier next_frontier, MP_next_size next_size) {
     memplace::stage(frontier, rowptr, adj, levels, next_frontier, next_size);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= frontier_size) {
-            return;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= frontier_size) {
+        return;
+    }
+    int v = frontier[memplace::at<1>(i)];
+    for (int e = rowptr[memplace::at<2>(v)]; e < rowptr[memplace::at<3>(v + 1)]; ++e) {
+        int u = adj[memplace::at<4>(e)];
+        if (atomicCAS(&levels[memplace::at<5>(u)], -1, level + 1) == -1) {
+            int slot = atomicAdd(&next_size[memplace::at<6>(0)], 1);
+            next_frontier[memplace::at<7>(slot)] = u;
         }
-        int v = frontier[memplace::at<1>(i)];
-        for (int e = rowptr[memplace::at<2>(v)]; e < rowptr[memplace::at<3>(v + 1)]; ++e) {
-            int u = adj[memplace::at<4>(e)];
-            if (atomicCAS(&levels[memplace::at<5>(u)], -1, level + 1) == -1) {
-                int slot = atomicAdd(&next_size[memplace::at<6>(0)], 1);
-                next_frontier[memplace::at<7>(slot)] = u;
-            }
-        }
+    }
     }();
     memplace::unstage(levels, next_frontier, next_size);
 }
@@ -106,12 +104,9 @@ struct memplace_kernel_bfs_expand {
     static constexpr const char* name = "bfs_expand";
     static constexpr int numArrays = 6;
     static constexpr memplace::ArrayDesc arrays[6] = {
-        {"frontier", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"rowptr", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"adj", 3, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
+        {"frontier", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"rowptr", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"adj", 3, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"levels", 4, sizeof(int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
         {"next_frontier", 6, sizeof(int), memplace::Mode::Write, memplace::kPlaces_rw, 1},
         {"next_size", 7, sizeof(int), memplace::Mode::ReadWrite, memplace::kPlaces_rw_noshared, 1},
@@ -122,15 +117,15 @@ struct memplace_kernel_bfs_expand {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global,
-                         memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
+            memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
-                         memplace::Place::Texture, memplace::Place::Global, memplace::Place::Global,
-                         memplace::Place::Global>>;
+            memplace::Place::Texture, memplace::Place::Global, memplace::Place::Global,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "bfs_expand";
-    static constexpr const char* jitTypes[6] = {"const int", "const int", "const int",
-                                                "int",       "int",       "int"};
+    static constexpr const char* jitTypes[6] = {"const int", "const int", "const int", "int", "int",
+        "int"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
@@ -159,19 +154,16 @@ __global__ void bfs_expand(int frontier_size, MP_frontier frontier,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &bfs_expand<Acc...>;
-    }
+    static auto kernel() { return &bfs_expand<Acc...>; }
     template <class MP_frontier, class MP_rowptr, class MP_adj, class MP_levels,
               class MP_next_frontier, class MP_next_size>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int frontier_size, MP_frontier frontier, MP_rowptr rowptr, MP_adj adj,
-                       MP_levels levels, int level, MP_next_frontier next_frontier,
-                       MP_next_size next_size) {
-        auto mp_kernel =
-            kernel<MP_frontier, MP_rowptr, MP_adj, MP_levels, MP_next_frontier, MP_next_size>();
+            int frontier_size, MP_frontier frontier, MP_rowptr rowptr, MP_adj adj, MP_levels levels,
+            int level, MP_next_frontier next_frontier, MP_next_size next_size) {
+        auto mp_kernel = kernel<MP_frontier, MP_rowptr, MP_adj, MP_levels, MP_next_frontier,
+            MP_next_size>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, frontier_size, frontier,
-                        rowptr, adj, levels, level, next_frontier, next_size);
+            rowptr, adj, levels, level, next_frontier, next_size);
     }
 };
 
@@ -222,8 +214,7 @@ int main() {
     while (frontier_size > 0) {
         CUDA_CHECK(cudaMemset(dsize, 0, sizeof(int)));
         memplace::launch<memplace_kernel_bfs_expand>((frontier_size + 127) / 128, 128, 0, 0,
-                                                     frontier_size, dfrontier[cur], drowptr, dadj,
-                                                     dlevels, level, dfrontier[1 - cur], dsize);
+            frontier_size, dfrontier[cur], drowptr, dadj, dlevels, level, dfrontier[1 - cur], dsize);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaMemcpy(&frontier_size, dsize, sizeof(int), cudaMemcpyDeviceToHost));
         cur = 1 - cur;
@@ -256,8 +247,8 @@ int main() {
     // frontiers are left out of the hash.
     unsigned long long hash = fnv1a(levels.data(), n * sizeof(int));
     hash = fnv1a(&level, sizeof(level), hash);
-    printf("bfs_frontier: %s levels %d checksum %lld outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
-           level, checksum, hash);
+    printf("bfs_frontier: %s levels %d checksum %lld outputs %016llx\n",
+           bad == 0 ? "PASS" : "FAIL", level, checksum, hash);
     cudaFree(drowptr);
     cudaFree(dadj);
     cudaFree(dlevels);

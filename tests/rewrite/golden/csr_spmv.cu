@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from csr_spmv.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 #define WARP 32
@@ -27,29 +27,26 @@ static unsigned int urand() {
     g_seed = g_seed * 1664525u + 1013904223u;
     return g_seed >> 8;
 }
-static float frand() {
-    return static_cast<float>(urand()) * (1.0f / 16777216.0f);
-}
+static float frand() { return static_cast<float>(urand()) * (1.0f / 16777216.0f); }
 
 template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
-__global__ void spmv_csr_scalar(int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x,
-                                MP_y y) {
+__global__ void spmv_csr_scalar(int rows, MP_rowptr rowptr, MP_col col, MP_val val,
+                                MP_x x, MP_y y) {
     memplace::stage(rowptr, col, val, x, y);
     [&]() {
-        int row = blockIdx.x * blockDim.x + threadIdx.x;
-        if (row < rows) {
-            float sum = 0.0f;
-            for (int j = rowptr[memplace::at<0>(row)]; j < rowptr[memplace::at<1>(row + 1)]; ++j) {
-                sum += val[memplace::at<2>(j)] * x[memplace::at<3>(col[memplace::at<4>(j)])];
-            }
-            y[memplace::at<5>(row)] = sum;
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < rows) {
+        float sum = 0.0f;
+        for (int j = rowptr[memplace::at<0>(row)]; j < rowptr[memplace::at<1>(row + 1)]; ++j) {
+            sum += val[memplace::at<2>(j)] * x[memplace::at<3>(col[memplace::at<4>(j)])];
         }
+        y[memplace::at<5>(row)] = sum;
+    }
     }();
     memplace::unstage(y);
 }
 
-// memplace: what the runtime needs to know about kernel 'spmv_csr_scalar'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'spmv_csr_scalar' (docs/rewrite-contract.md)
 struct memplace_kernel_spmv_csr_scalar {
     static constexpr const char* name = "spmv_csr_scalar";
     static constexpr int numArrays = 5;
@@ -66,16 +63,14 @@ struct memplace_kernel_spmv_csr_scalar {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-                         memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-                         memplace::Place::Global>,
+            memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
-                         memplace::Place::Texture, memplace::Place::Texture,
-                         memplace::Place::Global>>;
+            memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "spmv_csr_scalar";
     static constexpr const char* jitTypes[5] = {"const int", "const int", "const float",
-                                                "const float", "float"};
+        "const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
@@ -98,63 +93,57 @@ __global__ void spmv_csr_scalar(int rows, MP_rowptr rowptr, MP_col col, MP_val v
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &spmv_csr_scalar<Acc...>;
-    }
+    static auto kernel() { return &spmv_csr_scalar<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {
+            int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {
         auto mp_kernel = kernel<MP_rowptr, MP_col, MP_val, MP_x, MP_y>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, rowptr, col, val,
-                        x, y);
+            x, y);
     }
 };
 
 template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
-__global__ void spmv_csr_vector(int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x,
-                                MP_y y) {
+__global__ void spmv_csr_vector(int rows, MP_rowptr rowptr,
+                                MP_col col, MP_val val,
+                                MP_x x, MP_y y) {
     memplace::stage(rowptr, col, val, x, y);
     [&]() {
-        __shared__ float partial[BLOCK];
-        int lane = threadIdx.x & (WARP - 1);
-        int warp = (blockIdx.x * blockDim.x + threadIdx.x) / WARP;
-        float sum = 0.0f;
-        if (warp < rows) {
-            int start = rowptr[memplace::at<6>(warp)];
-            int end = rowptr[memplace::at<7>(warp + 1)];
-            for (int j = start + lane; j < end; j += WARP) {
-                sum += val[memplace::at<8>(j)] * x[memplace::at<9>(col[memplace::at<10>(j)])];
-            }
+    __shared__ float partial[BLOCK];
+    int lane = threadIdx.x & (WARP - 1);
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) / WARP;
+    float sum = 0.0f;
+    if (warp < rows) {
+        int start = rowptr[memplace::at<6>(warp)];
+        int end = rowptr[memplace::at<7>(warp + 1)];
+        for (int j = start + lane; j < end; j += WARP) {
+            sum += val[memplace::at<8>(j)] * x[memplace::at<9>(col[memplace::at<10>(j)])];
         }
-        partial[threadIdx.x] = sum;
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int offset = WARP / 2; offset > 0; offset >>= 1) {
+        if (lane < offset) {
+            partial[threadIdx.x] += partial[threadIdx.x + offset];
+        }
         __syncthreads();
-        for (int offset = WARP / 2; offset > 0; offset >>= 1) {
-            if (lane < offset) {
-                partial[threadIdx.x] += partial[threadIdx.x + offset];
-            }
-            __syncthreads();
-        }
-        if (lane == 0 && warp < rows) {
-            y[memplace::at<14>(warp)] = partial[threadIdx.x];
-        }
+    }
+    if (lane == 0 && warp < rows) {
+        y[memplace::at<14>(warp)] = partial[threadIdx.x];
+    }
     }();
     memplace::unstage(y);
 }
 
-// memplace: what the runtime needs to know about kernel 'spmv_csr_vector'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'spmv_csr_vector' (docs/rewrite-contract.md)
 struct memplace_kernel_spmv_csr_vector {
     static constexpr const char* name = "spmv_csr_vector";
     static constexpr int numArrays = 5;
     static constexpr memplace::ArrayDesc arrays[5] = {
-        {"rowptr", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"col", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"val", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"x", 4, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
+        {"rowptr", 1, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"col", 2, sizeof(int), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"val", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"x", 4, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"y", 5, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const int, const int, const float, const float, float>;
@@ -163,15 +152,14 @@ struct memplace_kernel_spmv_csr_vector {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global,
-                         memplace::Place::Global, memplace::Place::Global>,
+            memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Texture,
-                         memplace::Place::Texture, memplace::Place::Texture,
-                         memplace::Place::Global>>;
+            memplace::Place::Texture, memplace::Place::Texture, memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "spmv_csr_vector";
     static constexpr const char* jitTypes[5] = {"const int", "const int", "const float",
-                                                "const float", "float"};
+        "const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
@@ -212,15 +200,13 @@ __global__ void spmv_csr_vector(int rows, MP_rowptr rowptr,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &spmv_csr_vector<Acc...>;
-    }
+    static auto kernel() { return &spmv_csr_vector<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {
+            int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {
         auto mp_kernel = kernel<MP_rowptr, MP_col, MP_val, MP_x, MP_y>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, rowptr, col, val,
-                        x, y);
+            x, y);
     }
 };
 
@@ -262,8 +248,7 @@ int main() {
     CUDA_CHECK(cudaMalloc(&dx, cols * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dy1, rows * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dy2, rows * sizeof(float)));
-    CUDA_CHECK(
-        cudaMemcpy(drowptr, rowptr.data(), (rows + 1) * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(drowptr, rowptr.data(), (rows + 1) * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dcol, col.data(), nnz * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dval, val.data(), nnz * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dx, x.data(), cols * sizeof(float), cudaMemcpyHostToDevice));
@@ -271,9 +256,9 @@ int main() {
     CUDA_CHECK(cudaMemset(dy2, 0xFF, rows * sizeof(float)));
 
     memplace::launch<memplace_kernel_spmv_csr_scalar>((rows + 127) / 128, 128, 0, 0, rows, drowptr,
-                                                      dcol, dval, dx, dy1);
+        dcol, dval, dx, dy1);
     memplace::launch<memplace_kernel_spmv_csr_vector>((rows * WARP + BLOCK - 1) / BLOCK, BLOCK, 0,
-                                                      0, rows, drowptr, dcol, dval, dx, dy2);
+        0, rows, drowptr, dcol, dval, dx, dy2);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 

@@ -4,20 +4,20 @@
 // memplace: rewritten by `memplace rewrite` from device_helpers.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 6502u;
@@ -26,19 +26,13 @@ static float frand() {
     return static_cast<float>(g_seed >> 8) * (1.0f / 16777216.0f);
 }
 
-__device__ __forceinline__ int global_id() {
-    return blockIdx.x * blockDim.x + threadIdx.x;
-}
+__device__ __forceinline__ int global_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 template <class MP_p>
-__device__ float load(MP_p p, int i) {
-    return p[memplace::at<0>(i)];
-}
+__device__ float load(MP_p p, int i) { return p[memplace::at<0>(i)]; }
 
 template <class MP_p>
-__device__ void store(MP_p p, int i, float v) {
-    p[memplace::at<1>(i)] = v;
-}
+__device__ void store(MP_p p, int i, float v) { p[memplace::at<1>(i)] = v; }
 
 template <class MP_a, class MP_b>
 __device__ float lerp_at(MP_a a, MP_b b, int i, float t) {
@@ -57,10 +51,10 @@ template <class MP_a, class MP_b, class MP_out>
 __global__ void blend(int n, float t, MP_a a, MP_b b, MP_out out) {
     memplace::stage(a, b, out);
     [&]() {
-        int i = global_id();
-        if (i < n) {
-            store(out, i, lerp_at(a, b, i, t));
-        }
+    int i = global_id();
+    if (i < n) {
+        store(out, i, lerp_at(a, b, i, t));
+    }
     }();
     memplace::unstage(out);
 }
@@ -78,8 +72,9 @@ struct memplace_kernel_blend {
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
-    using compiled = memplace::Instantiations<memplace::Places<
-        memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "blend";
@@ -114,12 +109,10 @@ __global__ void blend(int n, float t, MP_a a, MP_b b, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &blend<Acc...>;
-    }
+    static auto kernel() { return &blend<Acc...>; }
     template <class MP_a, class MP_b, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float t, MP_a a, MP_b b, MP_out out) {
+            float t, MP_a a, MP_b b, MP_out out) {
         auto mp_kernel = kernel<MP_a, MP_b, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, t, a, b, out);
     }
@@ -129,10 +122,10 @@ template <class MP_sums>
 __global__ void row_sums(int rows, int cols, const float* m, MP_sums sums) {
     memplace::stage(sums);
     [&]() {
-        int r = global_id();
-        if (r < rows) {
-            sums[memplace::at<2>(r)] = row_sum(m + r * cols, cols);
-        }
+    int r = global_id();
+    if (r < rows) {
+        sums[memplace::at<2>(r)] = row_sum(m + r * cols, cols);
+    }
     }();
     memplace::unstage(sums);
 }
@@ -176,12 +169,10 @@ __global__ void row_sums(int rows, int cols, const float* m, MP_sums sums) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &row_sums<Acc...>;
-    }
+    static auto kernel() { return &row_sums<Acc...>; }
     template <class MP_sums>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int rows, int cols, const float* m, MP_sums sums) {
+            int rows, int cols, const float *m, MP_sums sums) {
         auto mp_kernel = kernel<MP_sums>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, cols, m, sums);
     }

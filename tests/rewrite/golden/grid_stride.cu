@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from grid_stride.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 65535u;
@@ -29,15 +29,14 @@ template <class MP_x, class MP_y>
 __global__ void saxpy_grid_stride(int n, float a, MP_x x, MP_y y) {
     memplace::stage(x, y);
     [&]() {
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-            y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
-        }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
+    }
     }();
     memplace::unstage(y);
 }
 
-// memplace: what the runtime needs to know about kernel 'saxpy_grid_stride'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'saxpy_grid_stride' (docs/rewrite-contract.md)
 struct memplace_kernel_saxpy_grid_stride {
     static constexpr const char* name = "saxpy_grid_stride";
     static constexpr int numArrays = 2;
@@ -71,12 +70,10 @@ __global__ void saxpy_grid_stride(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &saxpy_grid_stride<Acc...>;
-    }
+    static auto kernel() { return &saxpy_grid_stride<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float a, MP_x x, MP_y y) {
+            float a, MP_x x, MP_y y) {
         auto mp_kernel = kernel<MP_x, MP_y>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, a, x, y);
     }
@@ -86,28 +83,27 @@ template <class MP_x, class MP_partial>
 __global__ void sum_squares_partial(int n, MP_x x, MP_partial partial) {
     memplace::stage(x, partial);
     [&]() {
-        __shared__ float cache[256];
-        float s = 0.0f;
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-            s += x[memplace::at<3>(i)] * x[memplace::at<4>(i)];
+    __shared__ float cache[256];
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        s += x[memplace::at<3>(i)] * x[memplace::at<4>(i)];
+    }
+    cache[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (threadIdx.x < stride) {
+            cache[threadIdx.x] += cache[threadIdx.x + stride];
         }
-        cache[threadIdx.x] = s;
         __syncthreads();
-        for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-            if (threadIdx.x < stride) {
-                cache[threadIdx.x] += cache[threadIdx.x + stride];
-            }
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) {
-            partial[memplace::at<8>(blockIdx.x)] = cache[0];
-        }
+    }
+    if (threadIdx.x == 0) {
+        partial[memplace::at<8>(blockIdx.x)] = cache[0];
+    }
     }();
     memplace::unstage(partial);
 }
 
-// memplace: what the runtime needs to know about kernel 'sum_squares_partial'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'sum_squares_partial' (docs/rewrite-contract.md)
 struct memplace_kernel_sum_squares_partial {
     static constexpr const char* name = "sum_squares_partial";
     static constexpr int numArrays = 2;
@@ -154,12 +150,10 @@ __global__ void sum_squares_partial(int n, MP_x x, MP_partial partial) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &sum_squares_partial<Acc...>;
-    }
+    static auto kernel() { return &sum_squares_partial<Acc...>; }
     template <class MP_x, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_x x, MP_partial partial) {
+            MP_x x, MP_partial partial) {
         auto mp_kernel = kernel<MP_x, MP_partial>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, x, partial);
     }
@@ -169,12 +163,12 @@ template <class MP_src, class MP_dst>
 __global__ void copy_while(int n, MP_src src, MP_dst dst) {
     memplace::stage(src, dst);
     [&]() {
-        unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int stride = blockDim.x * gridDim.x;
-        while (i < static_cast<unsigned int>(n)) {
-            dst[memplace::at<10>(i)] = src[memplace::at<11>(i)];
-            i += stride;
-        }
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int stride = blockDim.x * gridDim.x;
+    while (i < static_cast<unsigned int>(n)) {
+        dst[memplace::at<10>(i)] = src[memplace::at<11>(i)];
+        i += stride;
+    }
     }();
     memplace::unstage(dst);
 }
@@ -216,12 +210,10 @@ __global__ void copy_while(int n, MP_src src, MP_dst dst) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &copy_while<Acc...>;
-    }
+    static auto kernel() { return &copy_while<Acc...>; }
     template <class MP_src, class MP_dst>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_src src, MP_dst dst) {
+            MP_src src, MP_dst dst) {
         auto mp_kernel = kernel<MP_src, MP_dst>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, src, dst);
     }
@@ -270,8 +262,7 @@ int main() {
     std::vector<float> yout(n), partial(blocks);
     std::vector<int> dst(n);
     CUDA_CHECK(cudaMemcpy(yout.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(
-        cudaMemcpy(partial.data(), dpartial, blocks * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(partial.data(), dpartial, blocks * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(dst.data(), ddst, n * sizeof(int), cudaMemcpyDeviceToHost));
     int bad = 0;
     double squares = 0.0;

@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from index_macros.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 #define GTID (blockIdx.x * blockDim.x + threadIdx.x)
@@ -33,11 +33,11 @@ template <class MP_bias, class MP_m>
 __global__ void add_bias(int rows, int cols, MP_bias bias, MP_m m) {
     memplace::stage(bias, m);
     [&]() {
-        int r = blockIdx.y;
-        int c = GTID;
-        if (r < rows && c < cols) {
-            m[memplace::at<0>(IDX2(r, c, cols))] += bias[memplace::at<1>(c)];
-        }
+    int r = blockIdx.y;
+    int c = GTID;
+    if (r < rows && c < cols) {
+        m[memplace::at<0>(IDX2(r, c, cols))] += bias[memplace::at<1>(c)];
+    }
     }();
     memplace::unstage(m);
 }
@@ -81,12 +81,10 @@ __global__ void add_bias(int rows, int cols, MP_bias bias, MP_m m) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &add_bias<Acc...>;
-    }
+    static auto kernel() { return &add_bias<Acc...>; }
     template <class MP_bias, class MP_m>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int rows, int cols, MP_bias bias, MP_m m) {
+            int rows, int cols, MP_bias bias, MP_m m) {
         auto mp_kernel = kernel<MP_bias, MP_m>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, cols, bias, m);
     }
@@ -152,8 +150,8 @@ int main() {
             checksum += out[r * cols + c];
         }
     }
-    printf("index_macros: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", checksum,
-           hash);
+    printf("index_macros: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
+           checksum, hash);
     cudaFree(dm);
     cudaFree(dbias);
     cudaFree(dout);

@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from matrix_2d.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 2024u;
@@ -29,12 +29,11 @@ template <class MP_a, class MP_b, class MP_c>
 __global__ void matrix_add(int width, int height, MP_a a, MP_b b, MP_c c) {
     memplace::stage(a, b, c);
     [&]() {
-        int col = blockIdx.x * blockDim.x + threadIdx.x;
-        int row = blockIdx.y * blockDim.y + threadIdx.y;
-        if (row < height && col < width) {
-            c[memplace::at<0>(row * width + col)] =
-                a[memplace::at<1>(row * width + col)] + b[memplace::at<2>(row * width + col)];
-        }
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < height && col < width) {
+        c[memplace::at<0>(row * width + col)] = a[memplace::at<1>(row * width + col)] + b[memplace::at<2>(row * width + col)];
+    }
     }();
     memplace::unstage(c);
 }
@@ -54,9 +53,9 @@ struct memplace_kernel_matrix_add {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-                         memplace::Place::Global>,
+            memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Texture,
-                         memplace::Place::Global>>;
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "matrix_add";
@@ -79,12 +78,10 @@ __global__ void matrix_add(int width, int height, MP_a a, MP_b b, MP_c c) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &matrix_add<Acc...>;
-    }
+    static auto kernel() { return &matrix_add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int width, int height, MP_a a, MP_b b, MP_c c) {
+            int width, int height, MP_a a, MP_b b, MP_c c) {
         auto mp_kernel = kernel<MP_a, MP_b, MP_c>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, width, height, a, b, c);
     }
@@ -94,17 +91,16 @@ template <class MP_in, class MP_out>
 __global__ void transpose_naive(int width, int height, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int x = blockIdx.x * blockDim.x + threadIdx.x;
-        int y = blockIdx.y * blockDim.y + threadIdx.y;
-        if (x < width && y < height) {
-            out[memplace::at<3>(x * height + y)] = in[memplace::at<4>(y * width + x)];
-        }
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) {
+        out[memplace::at<3>(x * height + y)] = in[memplace::at<4>(y * width + x)];
+    }
     }();
     memplace::unstage(out);
 }
 
-// memplace: what the runtime needs to know about kernel 'transpose_naive'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'transpose_naive' (docs/rewrite-contract.md)
 struct memplace_kernel_transpose_naive {
     static constexpr const char* name = "transpose_naive";
     static constexpr int numArrays = 2;
@@ -141,12 +137,10 @@ __global__ void transpose_naive(int width, int height, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &transpose_naive<Acc...>;
-    }
+    static auto kernel() { return &transpose_naive<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int width, int height, MP_in in, MP_out out) {
+            int width, int height, MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, width, height, in, out);
     }
@@ -156,18 +150,15 @@ template <class MP_in, class MP_out>
 __global__ void stencil5(int width, int height, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int x = blockIdx.x * blockDim.x + threadIdx.x;
-        int y = blockIdx.y * blockDim.y + threadIdx.y;
-        if (x >= 1 && x < width - 1 && y >= 1 && y < height - 1) {
-            out[memplace::at<5>(y * width + x)] =
-                0.5f * in[memplace::at<6>(y * width + x)] +
-                0.125f * (in[memplace::at<7>((y - 1) * width + x)] +
-                          in[memplace::at<8>((y + 1) * width + x)] +
-                          in[memplace::at<9>(y * width + x - 1)] +
-                          in[memplace::at<10>(y * width + x + 1)]);
-        } else if (x < width && y < height) {
-            out[memplace::at<11>(y * width + x)] = in[memplace::at<12>(y * width + x)];
-        }
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < width - 1 && y >= 1 && y < height - 1) {
+        out[memplace::at<5>(y * width + x)] = 0.5f * in[memplace::at<6>(y * width + x)] +
+                             0.125f * (in[memplace::at<7>((y - 1) * width + x)] + in[memplace::at<8>((y + 1) * width + x)] +
+                                       in[memplace::at<9>(y * width + x - 1)] + in[memplace::at<10>(y * width + x + 1)]);
+    } else if (x < width && y < height) {
+        out[memplace::at<11>(y * width + x)] = in[memplace::at<12>(y * width + x)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -213,12 +204,10 @@ __global__ void stencil5(int width, int height, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &stencil5<Acc...>;
-    }
+    static auto kernel() { return &stencil5<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int width, int height, MP_in in, MP_out out) {
+            int width, int height, MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, width, height, in, out);
     }
@@ -289,8 +278,7 @@ int main() {
                            0.125f * (c[(y - 1) * width + x] + c[(y + 1) * width + x] +
                                      c[y * width + x - 1] + c[y * width + x + 1]);
             }
-            if (std::fabs(got_t - expect_t) > 1e-5f ||
-                std::fabs(s[y * width + x] - expect_s) > 1e-4f) {
+            if (std::fabs(got_t - expect_t) > 1e-5f || std::fabs(s[y * width + x] - expect_s) > 1e-4f) {
                 ++bad;
             }
             checksum += got_t + s[y * width + x];

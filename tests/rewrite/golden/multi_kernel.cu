@@ -4,30 +4,30 @@
 // memplace: rewritten by `memplace rewrite` from multi_kernel.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 template <class MP_a>
 __global__ void fill(int n, float base, float step, MP_a a) {
     memplace::stage(a);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            a[memplace::at<0>(i)] = base + step * (i % 100);
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[memplace::at<0>(i)] = base + step * (i % 100);
+    }
     }();
     memplace::unstage(a);
 }
@@ -61,12 +61,10 @@ __global__ void fill(int n, float base, float step, MP_a a) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &fill<Acc...>;
-    }
+    static auto kernel() { return &fill<Acc...>; }
     template <class MP_a>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float base, float step, MP_a a) {
+            float base, float step, MP_a a) {
         auto mp_kernel = kernel<MP_a>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, base, step, a);
     }
@@ -76,10 +74,10 @@ template <class MP_in, class MP_out>
 __global__ void scale_into(int n, float s, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            out[memplace::at<1>(i)] = s * in[memplace::at<2>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<1>(i)] = s * in[memplace::at<2>(i)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -89,8 +87,7 @@ struct memplace_kernel_scale_into {
     static constexpr const char* name = "scale_into";
     static constexpr int numArrays = 2;
     static constexpr memplace::ArrayDesc arrays[2] = {
-        {"in", 2, sizeof(float), memplace::Mode::Read,
-         memplace::PlaceSet{memplace::Place::Global, memplace::Place::L2Persist}, 1},
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::PlaceSet{memplace::Place::Global, memplace::Place::L2Persist}, 1},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw_noshared, 1},
     };
     using types = memplace::Types<const float, float>;
@@ -115,12 +112,10 @@ __global__ void scale_into(int n, float s, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &scale_into<Acc...>;
-    }
+    static auto kernel() { return &scale_into<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float s, MP_in in, MP_out out) {
+            float s, MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, s, in, out);
     }
@@ -130,10 +125,10 @@ template <class MP_a, class MP_b, class MP_c>
 __global__ void add(int n, MP_a a, MP_b b, MP_c c) {
     memplace::stage(a, b, c);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            c[memplace::at<3>(i)] = a[memplace::at<4>(i)] + b[memplace::at<5>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        c[memplace::at<3>(i)] = a[memplace::at<4>(i)] + b[memplace::at<5>(i)];
+    }
     }();
     memplace::unstage(c);
 }
@@ -151,8 +146,9 @@ struct memplace_kernel_add {
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
-    using compiled = memplace::Instantiations<memplace::Places<
-        memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "add";
@@ -174,12 +170,10 @@ __global__ void add(int n, MP_a a, MP_b b, MP_c c) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &add<Acc...>;
-    }
+    static auto kernel() { return &add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_a a, MP_b b, MP_c c) {
+            MP_a a, MP_b b, MP_c c) {
         auto mp_kernel = kernel<MP_a, MP_b, MP_c>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, a, b, c);
     }
@@ -189,19 +183,19 @@ template <class MP_a, class MP_b, class MP_partial>
 __global__ void dot_partial(int n, MP_a a, MP_b b, MP_partial partial) {
     memplace::stage(a, b, partial);
     [&]() {
-        MEMPLACE_DYNAMIC_SHARED(float, cache);
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        cache[threadIdx.x] = i < n ? a[memplace::at<7>(i)] * b[memplace::at<8>(i)] : 0.0f;
+    MEMPLACE_DYNAMIC_SHARED(float, cache);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cache[threadIdx.x] = i < n ? a[memplace::at<7>(i)] * b[memplace::at<8>(i)] : 0.0f;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            cache[threadIdx.x] += cache[threadIdx.x + s];
+        }
         __syncthreads();
-        for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-            if (threadIdx.x < s) {
-                cache[threadIdx.x] += cache[threadIdx.x + s];
-            }
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) {
-            partial[memplace::at<11>(blockIdx.x)] = cache[0];
-        }
+    }
+    if (threadIdx.x == 0) {
+        partial[memplace::at<11>(blockIdx.x)] = cache[0];
+    }
     }();
     memplace::unstage(partial);
 }
@@ -219,8 +213,9 @@ struct memplace_kernel_dot_partial {
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
-    using compiled = memplace::Instantiations<memplace::Places<
-        memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "dot_partial";
@@ -251,12 +246,10 @@ __global__ void dot_partial(int n, MP_a a, MP_b b, MP_partial partial) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &dot_partial<Acc...>;
-    }
+    static auto kernel() { return &dot_partial<Acc...>; }
     template <class MP_a, class MP_b, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_a a, MP_b b, MP_partial partial) {
+            MP_a a, MP_b b, MP_partial partial) {
         auto mp_kernel = kernel<MP_a, MP_b, MP_partial>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, a, b, partial);
     }
@@ -291,14 +284,13 @@ int main() {
     memplace::launch<memplace_kernel_scale_into>(blocks, threads, 0, 0, n, 2.0f, da, da);
     memplace::launch<memplace_kernel_add>(blocks, threads, 0, 0, n, da, db, dc);
     memplace::launch<memplace_kernel_dot_partial>(blocks, threads, threads * sizeof(float), 0, n,
-                                                  dc, db, dpartial);
+        dc, db, dpartial);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<float> c(n), partial(blocks);
     CUDA_CHECK(cudaMemcpy(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(
-        cudaMemcpy(partial.data(), dpartial, blocks * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(partial.data(), dpartial, blocks * sizeof(float), cudaMemcpyDeviceToHost));
     std::vector<float> ga(n), gb(n);
     CUDA_CHECK(cudaMemcpy(ga.data(), da, n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(gb.data(), db, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -4,30 +4,30 @@
 // memplace: rewritten by `memplace rewrite` from old_style.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
 #define N 4096
 #define THREADS 128
-#define CHECK(call)                                                                                \
-    {                                                                                              \
-        cudaError_t e = call;                                                                      \
-        if (e != cudaSuccess) {                                                                    \
-            printf("CUDA error %s at line %d\n", cudaGetErrorString(e), __LINE__);                 \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(call)                                                          \
+    {                                                                        \
+        cudaError_t e = call;                                                \
+        if (e != cudaSuccess) {                                              \
+            printf("CUDA error %s at line %d\n", cudaGetErrorString(e), __LINE__); \
+            exit(1);                                                         \
+        }                                                                    \
     }
 
 template <class MP_a, class MP_b, class MP_c>
-__global__ void vecmul(MP_a a, MP_b b, MP_c c, int n) {
+__global__ void vecmul(MP_a a, MP_b b, MP_c c, int n)
+{
     memplace::stage(a, b, c);
     [&]() {
-        int i;
-        i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n)
-            c[memplace::at<0>(i)] = a[memplace::at<1>(i)] * b[memplace::at<2>(i)];
+    int i;
+    i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[memplace::at<0>(i)] = a[memplace::at<1>(i)] * b[memplace::at<2>(i)];
     }();
     memplace::unstage(c);
 }
@@ -45,8 +45,9 @@ struct memplace_kernel_vecmul {
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
-    using compiled = memplace::Instantiations<memplace::Places<
-        memplace::Place::ReadOnly, memplace::Place::ReadOnly, memplace::Place::Global>>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "vecmul";
@@ -69,24 +70,23 @@ __global__ void vecmul(MP_a a, MP_b b, MP_c c, int n)
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &vecmul<Acc...>;
-    }
+    static auto kernel() { return &vecmul<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       MP_a a, MP_b b, MP_c c, int n) {
+            MP_a a, MP_b b, MP_c c, int n) {
         auto mp_kernel = kernel<MP_a, MP_b, MP_c>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, a, b, c, n);
     }
 };
 
 template <class MP_a>
-__global__ void twice(MP_a a, int n) {
+__global__ void twice(MP_a a, int n)
+{
     memplace::stage(a);
     [&]() {
-        int i = threadIdx.x + blockIdx.x * blockDim.x;
-        if (i < n)
-            a[memplace::at<3>(i)] = a[memplace::at<4>(i)] * 2.0f;
+    int i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i < n)
+        a[memplace::at<3>(i)] = a[memplace::at<4>(i)] * 2.0f;
     }();
     memplace::unstage(a);
 }
@@ -120,12 +120,10 @@ __global__ void twice(MP_a a, int n)
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &twice<Acc...>;
-    }
+    static auto kernel() { return &twice<Acc...>; }
     template <class MP_a>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       MP_a a, int n) {
+            MP_a a, int n) {
         auto mp_kernel = kernel<MP_a>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, a, n);
     }
@@ -141,29 +139,30 @@ static unsigned long long fnv1a(const void* data, size_t bytes,
     return h;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv)
+{
     float *a, *b, *c;
     float *da, *db, *dc;
     int i, bad;
     double checksum;
 
-    a = (float*)malloc(N * sizeof(float));
-    b = (float*)malloc(N * sizeof(float));
-    c = (float*)malloc(N * sizeof(float));
+    a = (float *)malloc(N * sizeof(float));
+    b = (float *)malloc(N * sizeof(float));
+    c = (float *)malloc(N * sizeof(float));
     for (i = 0; i < N; i++) {
         a[i] = (float)(i % 17);
         b[i] = (float)(i % 5) * 0.5f;
     }
 
-    CHECK(cudaMalloc((void**)&da, N * sizeof(float)));
-    CHECK(cudaMalloc((void**)&db, N * sizeof(float)));
-    CHECK(cudaMalloc((void**)&dc, N * sizeof(float)));
+    CHECK(cudaMalloc((void **)&da, N * sizeof(float)));
+    CHECK(cudaMalloc((void **)&db, N * sizeof(float)));
+    CHECK(cudaMalloc((void **)&dc, N * sizeof(float)));
     CHECK(cudaMemcpy(da, a, N * sizeof(float), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(db, b, N * sizeof(float), cudaMemcpyHostToDevice));
     CHECK(cudaMemset(dc, 0xFF, N * sizeof(float))); /* poison the output */
 
     memplace::launch<memplace_kernel_vecmul>((N + THREADS - 1) / THREADS, THREADS, 0, 0, da, db, dc,
-                                             N);
+        N);
     memplace::launch<memplace_kernel_twice>((N + THREADS - 1) / THREADS, THREADS, 0, 0, dc, N);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());

@@ -3,23 +3,23 @@
 // memplace: rewritten by `memplace rewrite` from restrict_const.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #define RADIUS 4
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 5150u;
@@ -29,19 +29,20 @@ static float frand() {
 }
 
 template <class MP_in, class MP_weights, class MP_out>
-__global__ void convolve1d(int n, MP_in in, MP_weights weights, MP_out out) {
+__global__ void convolve1d(int n, MP_in in, MP_weights weights,
+                           MP_out out) {
     memplace::stage(in, weights, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= n) {
-            return;
-        }
-        float acc = 0.0f;
-        for (int k = -RADIUS; k <= RADIUS; ++k) {
-            int j = min(max(i + k, 0), n - 1);
-            acc += weights[memplace::at<0>(k + RADIUS)] * in[memplace::at<1>(j)];
-        }
-        out[memplace::at<2>(i)] = acc;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int k = -RADIUS; k <= RADIUS; ++k) {
+        int j = min(max(i + k, 0), n - 1);
+        acc += weights[memplace::at<0>(k + RADIUS)] * in[memplace::at<1>(j)];
+    }
+    out[memplace::at<2>(i)] = acc;
     }();
     memplace::unstage(out);
 }
@@ -51,10 +52,8 @@ struct memplace_kernel_convolve1d {
     static constexpr const char* name = "convolve1d";
     static constexpr int numArrays = 3;
     static constexpr memplace::ArrayDesc arrays[3] = {
-        {"in", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"weights", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
+        {"in", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"weights", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, const float, float>;
@@ -64,7 +63,7 @@ struct memplace_kernel_convolve1d {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Constant,
-                         memplace::Place::Global>>;
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "convolve1d";
@@ -95,12 +94,10 @@ __global__ void convolve1d(int n, MP_in in, MP_weights weights,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &convolve1d<Acc...>;
-    }
+    static auto kernel() { return &convolve1d<Acc...>; }
     template <class MP_in, class MP_weights, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_weights weights, MP_out out) {
+            MP_in in, MP_weights weights, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_weights, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, weights, out);
     }
@@ -108,15 +105,15 @@ __global__ void convolve1d(int n, MP_in in, MP_weights weights,
 
 // One row per blockIdx.y; the block's threads all read scale[row].
 template <class MP_scale, class MP_in, class MP_out>
-__global__ void scale_rows(int cols, MP_scale scale, MP_in in, MP_out out) {
+__global__ void scale_rows(int cols, MP_scale scale,
+                           MP_in in, MP_out out) {
     memplace::stage(scale, in, out);
     [&]() {
-        int row = blockIdx.y;
-        int c = blockIdx.x * blockDim.x + threadIdx.x;
-        if (c < cols) {
-            out[memplace::at<3>(row * cols + c)] =
-                scale[memplace::at<4>(row)] * in[memplace::at<5>(row * cols + c)];
-        }
+    int row = blockIdx.y;
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < cols) {
+        out[memplace::at<3>(row * cols + c)] = scale[memplace::at<4>(row)] * in[memplace::at<5>(row * cols + c)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -126,10 +123,8 @@ struct memplace_kernel_scale_rows {
     static constexpr const char* name = "scale_rows";
     static constexpr int numArrays = 3;
     static constexpr memplace::ArrayDesc arrays[3] = {
-        {"scale", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1,
-         memplace::Place::ReadOnly},
-        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0,
-         memplace::Place::ReadOnly},
+        {"scale", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0, memplace::Place::ReadOnly},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, const float, float>;
@@ -139,7 +134,7 @@ struct memplace_kernel_scale_rows {
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
         memplace::Places<memplace::Place::Constant, memplace::Place::Texture,
-                         memplace::Place::Global>>;
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "scale_rows";
@@ -163,12 +158,10 @@ __global__ void scale_rows(int cols, MP_scale scale,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &scale_rows<Acc...>;
-    }
+    static auto kernel() { return &scale_rows<Acc...>; }
     template <class MP_scale, class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       int cols, MP_scale scale, MP_in in, MP_out out) {
+            int cols, MP_scale scale, MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_scale, MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, cols, scale, in, out);
     }
@@ -212,7 +205,7 @@ int main() {
 
     memplace::launch<memplace_kernel_convolve1d>((n + 255) / 256, 256, 0, 0, n, din, dw, dconv);
     memplace::launch<memplace_kernel_scale_rows>(dim3((cols + 127) / 128, rows), 128, 0, 0, cols,
-                                                 dscale, dconv, dout);
+        dscale, dconv, dout);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 

@@ -4,20 +4,20 @@
 // memplace: rewritten by `memplace rewrite` from spaced_chevrons.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 424242u;
@@ -30,10 +30,10 @@ template <class MP_in, class MP_out>
 __global__ void negate(int n, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            out[memplace::at<0>(i)] = -in[memplace::at<1>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<0>(i)] = -in[memplace::at<1>(i)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -73,12 +73,10 @@ __global__ void negate(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &negate<Acc...>;
-    }
+    static auto kernel() { return &negate<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_out out) {
+            MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, out);
     }
@@ -88,10 +86,10 @@ template <class MP_data>
 __global__ void offset_by(int n, MP_data data, float delta) {
     memplace::stage(data);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            data[memplace::at<2>(i)] += delta;
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        data[memplace::at<2>(i)] += delta;
+    }
     }();
     memplace::unstage(data);
 }
@@ -125,12 +123,10 @@ __global__ void offset_by(int n, MP_data data, float delta) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &offset_by<Acc...>;
-    }
+    static auto kernel() { return &offset_by<Acc...>; }
     template <class MP_data>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_data data, float delta) {
+            MP_data data, float delta) {
         auto mp_kernel = kernel<MP_data>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, data, delta);
     }
@@ -166,7 +162,7 @@ int main() {
     memplace::launch<memplace_kernel_offset_by>(blocks, threads, 0, 0, n, dout, 1.0f);
     memplace::launch<memplace_kernel_negate>(dim3(blocks), dim3(threads), 0, 0, n, dout, din);
     memplace::launch<memplace_kernel_offset_by>(dim3(blocks, 1, 1), threads, 0, stream, n, din,
-                                                -0.5f);
+        -0.5f);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(stream));
     CUDA_CHECK(cudaDeviceSynchronize());

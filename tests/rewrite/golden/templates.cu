@@ -4,20 +4,20 @@
 // memplace: rewritten by `memplace rewrite` from templates.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 8086u;
@@ -30,10 +30,10 @@ template <typename T, class MP_in, class MP_out>
 __global__ void scale(int n, T factor, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            out[memplace::at<0>(i)] = factor * in[memplace::at<1>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<0>(i)] = factor * in[memplace::at<1>(i)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -57,12 +57,10 @@ struct memplace_kernel_scale {
     // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() {
-        return &scale<T, Acc...>;
-    }
+    static auto kernel() { return &scale<T, Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       T factor, MP_in in, MP_out out) {
+            T factor, MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, factor, in, out);
     }
@@ -72,19 +70,19 @@ template <typename T, int BLOCK, class MP_in, class MP_partial>
 __global__ void block_sum(int n, MP_in in, MP_partial partial) {
     memplace::stage(in, partial);
     [&]() {
-        __shared__ T buf[BLOCK];
-        int i = blockIdx.x * BLOCK + threadIdx.x;
-        buf[threadIdx.x] = i < n ? in[memplace::at<3>(i)] : T(0);
+    __shared__ T buf[BLOCK];
+    int i = blockIdx.x * BLOCK + threadIdx.x;
+    buf[threadIdx.x] = i < n ? in[memplace::at<3>(i)] : T(0);
+    __syncthreads();
+    for (int stride = BLOCK / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) {
+            buf[threadIdx.x] += buf[threadIdx.x + stride];
+        }
         __syncthreads();
-        for (int stride = BLOCK / 2; stride > 0; stride /= 2) {
-            if (threadIdx.x < stride) {
-                buf[threadIdx.x] += buf[threadIdx.x + stride];
-            }
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) {
-            partial[memplace::at<6>(blockIdx.x)] = buf[0];
-        }
+    }
+    if (threadIdx.x == 0) {
+        partial[memplace::at<6>(blockIdx.x)] = buf[0];
+    }
     }();
     memplace::unstage(partial);
 }
@@ -108,12 +106,10 @@ struct memplace_kernel_block_sum {
     // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() {
-        return &block_sum<T, BLOCK, Acc...>;
-    }
+    static auto kernel() { return &block_sum<T, BLOCK, Acc...>; }
     template <class MP_in, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_partial partial) {
+            MP_in in, MP_partial partial) {
         auto mp_kernel = kernel<MP_in, MP_partial>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, partial);
     }

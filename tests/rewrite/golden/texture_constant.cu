@@ -7,21 +7,21 @@
 // gets the rest of the 64 KB.
 #define MEMPLACE_CONSTANT_POOL_BYTES (65536 - (36 + 15) / 16 * 16)
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 __constant__ float c_weights[9];
@@ -37,20 +37,20 @@ template <class MP_out>
 __global__ void blur3x3(cudaTextureObject_t img, int width, int height, MP_out out) {
     memplace::stage(out);
     [&]() {
-        int x = blockIdx.x * blockDim.x + threadIdx.x;
-        int y = blockIdx.y * blockDim.y + threadIdx.y;
-        if (x >= width || y >= height) {
-            return;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) {
+        return;
+    }
+    float acc = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+            int xx = min(max(x + dx, 0), width - 1);
+            int yy = min(max(y + dy, 0), height - 1);
+            acc += c_weights[(dy + 1) * 3 + (dx + 1)] * tex1Dfetch<float>(img, yy * width + xx);
         }
-        float acc = 0.0f;
-        for (int dy = -1; dy <= 1; ++dy) {
-            for (int dx = -1; dx <= 1; ++dx) {
-                int xx = min(max(x + dx, 0), width - 1);
-                int yy = min(max(y + dy, 0), height - 1);
-                acc += c_weights[(dy + 1) * 3 + (dx + 1)] * tex1Dfetch<float>(img, yy * width + xx);
-            }
-        }
-        out[memplace::at<2>(y * width + x)] = acc;
+    }
+    out[memplace::at<2>(y * width + x)] = acc;
     }();
     memplace::unstage(out);
 }
@@ -102,15 +102,13 @@ __global__ void blur3x3(cudaTextureObject_t img, int width, int height, MP_out o
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &blur3x3<Acc...>;
-    }
+    static auto kernel() { return &blur3x3<Acc...>; }
     template <class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-                       cudaTextureObject_t img, int width, int height, MP_out out) {
+            cudaTextureObject_t img, int width, int height, MP_out out) {
         auto mp_kernel = kernel<MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, img, width, height,
-                        out);
+            out);
     }
 };
 
@@ -123,10 +121,10 @@ template <class MP_in, class MP_out>
 __global__ void apply_lut(int n, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            out[memplace::at<4>(i)] = d_lut[in[memplace::at<6>(i)]];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[memplace::at<4>(i)] = d_lut[in[memplace::at<6>(i)]];
+    }
     }();
     memplace::unstage(out);
 }
@@ -150,12 +148,10 @@ struct memplace_kernel_apply_lut {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() {
-        return &apply_lut<Acc...>;
-    }
+    static auto kernel() { return &apply_lut<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_out out) {
+            MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, out);
     }
@@ -213,7 +209,7 @@ int main() {
     memplace::launch<memplace_kernel_blur3x3>(grid, block, 0, 0, texObj, width, height, dblur);
     MEMPLACE_LAUNCH(build_lut, 1, 256, 0, 0, 1.0f / 65025.0f);
     memplace::launch<memplace_kernel_apply_lut>((count + 255) / 256, 256, 0, 0, count, dbytes,
-                                                dmapped);
+        dmapped);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 

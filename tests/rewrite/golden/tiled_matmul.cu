@@ -3,22 +3,22 @@
 // memplace: rewritten by `memplace rewrite` from tiled_matmul.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #define TILE 16
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 777u;
@@ -32,22 +32,22 @@ template <class MP_A, class MP_B, class MP_C>
 __global__ void matmul_tiled(int n, MP_A A, MP_B B, MP_C C) {
     memplace::stage(A, B, C);
     [&]() {
-        __shared__ float As[TILE][TILE];
-        __shared__ float Bs[TILE][TILE];
-        int tx = threadIdx.x, ty = threadIdx.y;
-        int row = blockIdx.y * TILE + ty;
-        int col = blockIdx.x * TILE + tx;
-        float acc = 0.0f;
-        for (int t = 0; t < n / TILE; ++t) {
-            As[ty][tx] = A[memplace::at<1>(row * n + t * TILE + tx)];
-            Bs[ty][tx] = B[memplace::at<3>((t * TILE + ty) * n + col)];
-            __syncthreads();
-            for (int k = 0; k < TILE; ++k) {
-                acc += As[ty][k] * Bs[k][tx];
-            }
-            __syncthreads();
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty;
+    int col = blockIdx.x * TILE + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        As[ty][tx] = A[memplace::at<1>(row * n + t * TILE + tx)];
+        Bs[ty][tx] = B[memplace::at<3>((t * TILE + ty) * n + col)];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) {
+            acc += As[ty][k] * Bs[k][tx];
         }
-        C[memplace::at<6>(row * n + col)] = acc;
+        __syncthreads();
+    }
+    C[memplace::at<6>(row * n + col)] = acc;
     }();
     memplace::unstage(C);
 }
@@ -67,9 +67,9 @@ struct memplace_kernel_matmul_tiled {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
-                         memplace::Place::Global>,
+            memplace::Place::Global>,
         memplace::Places<memplace::Place::Texture, memplace::Place::Texture,
-                         memplace::Place::Global>>;
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "matmul_tiled";
@@ -105,12 +105,10 @@ __global__ void matmul_tiled(int n, MP_A A, MP_B B, MP_C C) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &matmul_tiled<Acc...>;
-    }
+    static auto kernel() { return &matmul_tiled<Acc...>; }
     template <class MP_A, class MP_B, class MP_C>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_A A, MP_B B, MP_C C) {
+            MP_A A, MP_B B, MP_C C) {
         auto mp_kernel = kernel<MP_A, MP_B, MP_C>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, A, B, C);
     }
@@ -121,20 +119,19 @@ template <class MP_in, class MP_out>
 __global__ void transpose_tiled(int n, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        __shared__ float tile[TILE][TILE + 1];
-        int x = blockIdx.x * TILE + threadIdx.x;
-        int y = blockIdx.y * TILE + threadIdx.y;
-        tile[threadIdx.y][threadIdx.x] = in[memplace::at<8>(y * n + x)];
-        __syncthreads();
-        int tx = blockIdx.y * TILE + threadIdx.x;
-        int ty = blockIdx.x * TILE + threadIdx.y;
-        out[memplace::at<9>(ty * n + tx)] = tile[threadIdx.x][threadIdx.y];
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[memplace::at<8>(y * n + x)];
+    __syncthreads();
+    int tx = blockIdx.y * TILE + threadIdx.x;
+    int ty = blockIdx.x * TILE + threadIdx.y;
+    out[memplace::at<9>(ty * n + tx)] = tile[threadIdx.x][threadIdx.y];
     }();
     memplace::unstage(out);
 }
 
-// memplace: what the runtime needs to know about kernel 'transpose_tiled'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'transpose_tiled' (docs/rewrite-contract.md)
 struct memplace_kernel_transpose_tiled {
     static constexpr const char* name = "transpose_tiled";
     static constexpr int numArrays = 2;
@@ -176,12 +173,10 @@ __global__ void transpose_tiled(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &transpose_tiled<Acc...>;
-    }
+    static auto kernel() { return &transpose_tiled<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_out out) {
+            MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, out);
     }
@@ -245,8 +240,8 @@ int main() {
     }
     unsigned long long hash = fnv1a(c.data(), count * sizeof(float));
     hash = fnv1a(t.data(), count * sizeof(float), hash);
-    printf("tiled_matmul: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL", checksum,
-           hash);
+    printf("tiled_matmul: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
+           checksum, hash);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);

@@ -3,20 +3,20 @@
 // memplace: rewritten by `memplace rewrite` from vector_1d.cu: kernels are templates over
 // accessors, launches go through the runtime (docs/rewriting.md).
 #include "memplace/memplace.cuh"
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));          \
-            exit(1);                                                                               \
-        }                                                                                          \
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                \
+    do {                                                                                \
+        cudaError_t err_ = (call);                                                      \
+        if (err_ != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned int g_seed = 12345u;
@@ -29,10 +29,10 @@ template <class MP_x, class MP_y>
 __global__ void saxpy(int n, float a, MP_x x, MP_y y) {
     memplace::stage(x, y);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) {
-            y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[memplace::at<0>(i)] = a * x[memplace::at<1>(i)] + y[memplace::at<2>(i)];
+    }
     }();
     memplace::unstage(y);
 }
@@ -72,12 +72,10 @@ __global__ void saxpy(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &saxpy<Acc...>;
-    }
+    static auto kernel() { return &saxpy<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       float a, MP_x x, MP_y y) {
+            float a, MP_x x, MP_y y) {
         auto mp_kernel = kernel<MP_x, MP_y>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, a, x, y);
     }
@@ -88,14 +86,12 @@ template <class MP_in, class MP_out>
 __global__ void smooth3(int n, MP_in in, MP_out out) {
     memplace::stage(in, out);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i > 0 && i < n - 1) {
-            out[memplace::at<3>(i)] =
-                (in[memplace::at<4>(i - 1)] + in[memplace::at<5>(i)] + in[memplace::at<6>(i + 1)]) *
-                (1.0f / 3.0f);
-        } else if (i < n) {
-            out[memplace::at<7>(i)] = in[memplace::at<8>(i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) {
+        out[memplace::at<3>(i)] = (in[memplace::at<4>(i - 1)] + in[memplace::at<5>(i)] + in[memplace::at<6>(i + 1)]) * (1.0f / 3.0f);
+    } else if (i < n) {
+        out[memplace::at<7>(i)] = in[memplace::at<8>(i)];
+    }
     }();
     memplace::unstage(out);
 }
@@ -137,12 +133,10 @@ __global__ void smooth3(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &smooth3<Acc...>;
-    }
+    static auto kernel() { return &smooth3<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_out out) {
+            MP_in in, MP_out out) {
         auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, out);
     }
@@ -153,19 +147,18 @@ template <class MP_in, class MP_even, class MP_rev>
 __global__ void even_and_reverse(int n, MP_in in, MP_even even, MP_rev rev) {
     memplace::stage(in, even, rev);
     [&]() {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n / 2) {
-            even[memplace::at<9>(i)] = in[memplace::at<10>(2 * i)];
-        }
-        if (i < n) {
-            rev[memplace::at<11>(i)] = in[memplace::at<12>(n - 1 - i)];
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n / 2) {
+        even[memplace::at<9>(i)] = in[memplace::at<10>(2 * i)];
+    }
+    if (i < n) {
+        rev[memplace::at<11>(i)] = in[memplace::at<12>(n - 1 - i)];
+    }
     }();
     memplace::unstage(even, rev);
 }
 
-// memplace: what the runtime needs to know about kernel 'even_and_reverse'
-// (docs/rewrite-contract.md)
+// memplace: what the runtime needs to know about kernel 'even_and_reverse' (docs/rewrite-contract.md)
 struct memplace_kernel_even_and_reverse {
     static constexpr const char* name = "even_and_reverse";
     static constexpr int numArrays = 3;
@@ -178,8 +171,9 @@ struct memplace_kernel_even_and_reverse {
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
-    using compiled = memplace::Instantiations<memplace::Places<
-        memplace::Place::ReadOnly, memplace::Place::Global, memplace::Place::Global>>;
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "even_and_reverse";
@@ -204,12 +198,10 @@ __global__ void even_and_reverse(int n, MP_in in, MP_even even, MP_rev rev) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() {
-        return &even_and_reverse<Acc...>;
-    }
+    static auto kernel() { return &even_and_reverse<Acc...>; }
     template <class MP_in, class MP_even, class MP_rev>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-                       MP_in in, MP_even even, MP_rev rev) {
+            MP_in in, MP_even even, MP_rev rev) {
         auto mp_kernel = kernel<MP_in, MP_even, MP_rev>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, in, even, rev);
     }
@@ -248,7 +240,7 @@ int main() {
     memplace::launch<memplace_kernel_saxpy>((n + 255) / 256, 256, 0, 0, n, 2.0f, dx, dy);
     memplace::launch<memplace_kernel_smooth3>((n + 127) / 128, 128, 0, 0, n, dy, dsmooth);
     memplace::launch<memplace_kernel_even_and_reverse>((n + 255) / 256, 256, 0, 0, n, dsmooth,
-                                                       deven, drev);
+        deven, drev);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 
