@@ -10,7 +10,8 @@
 #     with the Placer, in parallel on every core; the originals are timed meanwhile (GPU events,
 #     the CPU load of the compiler does not enter them);
 #  2. runs every case of cases.json with MEMPLACE=sweep: the Placer traces the first launch and
-#     decides; the next launch measures every planned placement (CUDA events, warm-up, median
+#     decides; the next launch measures every planned placement (those not compiled in as
+#     just-in-time instantiations unless EVAL_JIT=auto; CUDA events, warm-up, median
 #     of EVAL_REPEAT launches, outputs compared bitwise with the original placement's); the
 #     program then goes on under the Placer's decision (its checksum is compared with the
 #     original binary's);
@@ -19,7 +20,9 @@
 # inputs) instead of timing them again.
 # Environment: EVAL_DEADLINE_S (default 500: no case starts after it), EVAL_CASE_TIMEOUT_S (90),
 # EVAL_MAX (64 placements per signature), EVAL_BUDGET_MS (3000 per signature), EVAL_REPEAT (10),
-# EVAL_WARMUP (2), EVAL_JOBS (cores).
+# EVAL_WARMUP (2), EVAL_JOBS (cores), EVAL_JIT (always: placements not compiled in are measured
+# as JIT instantiations; auto: through the dynamic accessor), EVAL_PROGRAM_REPEAT (20 timed runs
+# of each program, so that the Placer's on-line tuning finishes within the run).
 set -uo pipefail
 carry="$(cd "${1:?usage: evaluate.sh CARRY [OUT]}" && pwd)"
 out="${2:-${OUT:-$PWD/eval-out}}"
@@ -93,6 +96,9 @@ say "sweeping ${#caselines[@]} cases (deadline ${deadline}s)"
 export MEMPLACE=sweep MEMPLACE_TIME=1 MEMPLACE_QUIET=1
 export MEMPLACE_SWEEP_MAX="${EVAL_MAX:-64}" MEMPLACE_SWEEP_BUDGET_MS="${EVAL_BUDGET_MS:-3000}"
 export MEMPLACE_SWEEP_REPEAT="${EVAL_REPEAT:-10}" MEMPLACE_SWEEP_WARMUP="${EVAL_WARMUP:-2}"
+# Placements not compiled in run as just-in-time instantiations (compiled before the timed
+# launches), as the Placer runs them; EVAL_JIT=auto measures them through the dynamic accessor.
+export MEMPLACE_JIT="${EVAL_JIT:-always}" MEMPLACE_JIT_CACHE="$work/jit"
 # A second spec (prepare.py --compare-spec: the probed H100 spec) ranks every plan too.
 compare_spec=""
 [[ -f "$carry/eval/compare.msl" ]] && compare_spec="$carry/eval/compare.msl"
@@ -112,6 +118,7 @@ for line in "${caselines[@]}"; do
     MEMPLACE_TRACE_DIR="$work/traces/$tag" \
     MEMPLACE_SWEEP_ORIGINAL="$orig" MEMPLACE_SWEEP_COMPARE_SPEC="$compare_spec" \
     timeout "${EVAL_CASE_TIMEOUT_S:-90}" "$work/rw/$prog" --input "$input" \
+    --repeat "${EVAL_PROGRAM_REPEAT:-20}" \
     >"$work/runs/run_$tag.json" 2>"$work/runs/run_$tag.err"
   rc=$?
   ms=$(($(date +%s%3N) - s))

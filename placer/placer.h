@@ -89,6 +89,17 @@ struct Options {
 #endif
     int verifySamples = 3; ///< placed launches timed when verifying
     double revertMargin = 1.05;
+    /// MEMPLACE_TUNE: with verify, the model's shortlist is measured on the GPU instead of its
+    /// one decision: up to this many placements of distinct predicted time (the decision
+    /// first, then the next best), each timed over verifySamples launches against the original
+    /// (originalSamples), and the fastest by median stays (the original unless one is
+    /// tuneMargin faster). 0 or 1: only the decision is checked (revertIfSlower). A model that
+    /// ranks the right placement second or third costs a few launches, not the run
+    /// (docs/placer.md, "On-line tuning").
+    int tuneCandidates = 3;
+    double tuneMargin = 1.01;
+    /// Launches a candidate may wait for its just-in-time instantiation before it is dropped.
+    int tuneMaxWaits = 64;
     bool quiet = false; ///< MEMPLACE_QUIET: no warnings on stderr (they stay in the report)
 
     /// The options the environment gives; what it could not parse is appended to `warnings`.
@@ -121,7 +132,11 @@ struct Overheads {
     /// Just-in-time instantiation: NVRTC's compile time (also when it ran in the background)
     /// and the module's load time; part of transformMs.
     double transformJitMs = 0;
-    double totalMs() const { return profilingMs + engineMs + transformMs; }
+    /// On-line tuning: the candidates' timed launches beyond what the original placement takes
+    /// (their kernel time less as many original medians; a candidate faster than the original
+    /// saves time, never counted below zero).
+    double tuningMs = 0;
+    double totalMs() const { return profilingMs + engineMs + transformMs + tuningMs; }
 };
 
 /// One input signature of one kernel: its decision, launches and overheads.
@@ -168,6 +183,14 @@ struct KernelRecord {
 
     Overheads overheads;
 
+    // on-line tuning (Options::tuneCandidates)
+    std::vector<Placement> candidates;          ///< the shortlist measured against the original
+    std::vector<double> candidateMs;            ///< their medians (-1: not measured, dropped)
+    std::vector<std::string> candidateDispatch; ///< "specialized", "jit", "dynamic"
+    std::string tuneState;                      ///< "", "running", "done"
+    std::string tuneWhy;                        ///< the outcome
+    uint64_t tuningLaunches = 0;                ///< launches that ran a candidate
+
     // just in time (NVRTC)
     Placement jitPlacement;         ///< asked for: placed instead of `decision` once compiled
     double jitPredictedSeconds = 0; ///< of jitPlacement
@@ -206,6 +229,9 @@ struct EngineResult {
     double bestSeconds = 0;
     double originalSeconds = 0;
     std::string why;
+    /// On-line tuning's shortlist (Options::tuneCandidates): placements of distinct predicted
+    /// time other than the original, the decision as it runs first.
+    std::vector<Placement> candidates;
     double analysisMs = 0;
     double modelMs = 0;
     double searchMs = 0;
@@ -222,6 +248,12 @@ struct JitContext {
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
                                  const std::vector<Placement>& compiled, const Options& options,
                                  const JitContext& jit = {});
+
+/// On-line tuning's choice: the index of the candidate with the least median time, when it is
+/// `margin` faster than the original's median; -1 otherwise (the original stays) or when the
+/// original has no timing. Candidates without timings are skipped.
+int fastestMeasured(const std::vector<double>& originalMs,
+                    const std::vector<std::vector<double>>& candidateMs, double margin);
 
 class Placer : public PlacementPolicy {
 public:

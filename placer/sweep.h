@@ -72,11 +72,12 @@ struct Plan {
 
 /// What buildPlan needs besides the model.
 struct PlanInputs {
-    std::vector<PlaceSet> masks;     ///< per array: what the runtime can place it in
-    Placement original;              ///< the program's own placement
-    Placement memplace;              ///< the Placer's decision (empty: none)
-    Placement engineBest;            ///< the engine's best (empty: none)
-    std::vector<Placement> compiled; ///< compiled instantiations (the default included)
+    std::vector<PlaceSet> masks;       ///< per array: what the runtime can place it in
+    Placement original;                ///< the program's own placement
+    Placement memplace;                ///< the Placer's decision (empty: none)
+    Placement engineBest;              ///< the engine's best (empty: none)
+    std::vector<Placement> candidates; ///< the Placer's tuning shortlist (KernelRecord)
+    std::vector<Placement> compiled;   ///< compiled instantiations (the default included)
 };
 
 /// The plan for one signature (pure: the same inputs give the same plan). Entry 0 is the

@@ -9,7 +9,9 @@ Definitions (per kernel x input, i.e. per input signature a sweep measured):
   T(p)      the median over the timed launches of placement p (CUDA events around the runtime's
             stream work for the launch and the kernel), outputs bitwise equal to the original's;
   original  the placement the program's authors wrote (const __restrict__ -> readonly);
-  memplace  the online Placer's decision (MEMPLACE=auto), dispatched as the Placer would run it;
+  memplace  what the online Placer (MEMPLACE=auto) runs at the end of the program: its decision
+            after the on-line tuning among its shortlist (Options::tuneCandidates), as the sweep
+            measured it (its decision at the trace when that placement was not measured);
   rules     the rule-based baseline (search's rules algorithm on the same trace);
   oracle    the fastest measured placement (any dispatch);
   speedup   T(original) / T(p); share of the oracle = geomean speedup of p / geomean of the oracle;
@@ -30,6 +32,9 @@ import os
 import statistics
 import sys
 from collections import OrderedDict
+
+# Dispatches that run the placement's own machine code: compiled in, or just in time.
+INSTANTIATED = ("specialized", "jit")
 
 
 def _num(v):
@@ -96,6 +101,11 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
+def canonical(placement):
+    """A placement's text with its arrays sorted by name (reports sort them, sweeps do not)."""
+    return ",".join(sorted(x for x in placement.split(",") if x))
+
+
 def has_role(r, role):
     return role in (r["roles"] or "").split("+")
 
@@ -119,11 +129,18 @@ def case_figures(prows, crows):
             return None
 
         orig, mem, rules, odyn = pick("original"), pick("memplace"), pick("rules"), None
+        # What the Placer's launches ran at the end of the program (after its on-line tuning),
+        # as the sweep measured it; else its decision at the trace.
+        final = canonical(c.get("placer_applied") or "")
+        for r in ok:
+            if final and canonical(r["placement"]) == final and not r["dynamic_requested"]:
+                mem = r
+                break
         for r in ok:
             if has_role(r, "original_dynamic"):
                 odyn = r
         best = min(good, key=lambda r: r["median_ms"]) if good else None
-        spec = [r for r in good if r["dispatch"] == "specialized"]
+        spec = [r for r in good if r["dispatch"] in INSTANTIATED]
         best_spec = min(spec, key=lambda r: r["median_ms"]) if spec else None
         f = OrderedDict(program=key[0], input=key[1], kernel=key[2])
         f["planned"] = len(rows)
@@ -150,14 +167,14 @@ def case_figures(prows, crows):
         f["S_best"] = t0 / f["T_best"] if t0 and f["T_best"] else None
         f["T_best_spec"] = best_spec["median_ms"] if best_spec else None
         f["S_best_spec"] = t0 / f["T_best_spec"] if t0 and f["T_best_spec"] else None
-        f["best_is_dynamic"] = bool(best) and best["dispatch"] != "specialized"
+        f["best_is_dynamic"] = bool(best) and best["dispatch"] not in INSTANTIATED
         f["mem_within5"] = (f["T_mem"] <= 1.05 * f["T_best"]) if f["T_mem"] and f["T_best"] else None
         f["rules_within5"] = (f["T_rules"] <= 1.05 * f["T_best"]) if f["T_rules"] and f["T_best"] else None
         pts = [r for r in ok if not r["dynamic_requested"] and r["model_feasible"] == 1
                and r["predicted_us"] is not None]
         f["n_rho"] = len(pts)
         f["rho"] = spearman([r["predicted_us"] for r in pts], [r["median_ms"] for r in pts])
-        dpts = [r for r in pts if r["dispatch"] == "specialized"]
+        dpts = [r for r in pts if r["dispatch"] in INSTANTIATED]
         f["rho_specialized"] = spearman([r["predicted_us"] for r in dpts],
                                         [r["median_ms"] for r in dpts])
         # The compare spec (MEMPLACE_SWEEP_COMPARE_SPEC, e.g. a probed one): its best placement
@@ -180,6 +197,8 @@ def case_figures(prows, crows):
         f["overhead_ms"] = oh
         f["placer_status"] = c.get("placer_status", "")
         f["memplace_status"] = c.get("memplace_status", "")
+        f["tuning_state"] = c.get("tuning_state", "")
+        f["memplace_decision"] = (pick("memplace") or {}).get("placement", "")
 
         def with_overhead(n):
             if not (t0 and f["T_mem"] and oh is not None and n and n >= 1):
@@ -290,14 +309,20 @@ def summary_text(prows, crows):
                  "(share %s)" % (fmt(g["geo_mem"]), fmt(g["geo_best"]), fmt(g["share_mem"]),
                                  fmt(g["geo_rules"]), fmt(g["share_rules"])))
     lines.append("within 5%% of the best: memplace %s, rules %s; median Spearman %s over %d cases "
-                 "(specialised only %s)" % (fmt(g["within5_mem"]), fmt(g["within5_rules"]),
+                 "(specialised or JIT instantiations only %s)" % (fmt(g["within5_mem"]), fmt(g["within5_rules"]),
                                             fmt(g["median_rho"]), g["n_rho"],
                                             fmt(g["median_rho_specialized"])))
     lines.append("Spearman undefined (the model predicts one time for every placement) in %d cases; "
-                 "median counting those as 0: %s; oracle among specialised instantiations only: "
+                 "median counting those as 0: %s; oracle among specialised or JIT instantiations only: "
                  "geomean %s (memplace's share %s); oracle through the dynamic accessor in %d cases"
                  % (g["n_rho_undefined"], fmt(g["median_rho_all"]), fmt(g["geo_best_spec"]),
                     fmt(g["share_mem_spec"]), g["best_dynamic"]))
+    tuned = [f for f in figs if f.get("tuning_state")]
+    lines.append("on-line tuning: done in %d of %d cases that had a shortlist (changed the "
+                 "decision in %d)" % (sum(1 for f in tuned if f["tuning_state"] == "done"),
+                                      len(tuned), sum(1 for f in tuned if f["memplace"] and
+                                                      canonical(f["memplace"]) !=
+                                                      canonical(f["memplace_decision"]))))
     lines.append("with the Placer's overhead: geomean %s over the program's launches (%d cases), "
                  "%s over 1000 launches; dynamic accessor on the original: median %s, max %s; "
                  "program checksums equal to the original binary's: %d/%d" % (
@@ -341,8 +366,8 @@ def plots(prows, crows, outdir):
             f = next((x for x in figs if x["program"] == prog and x["kernel"] == kern
                       and x["input"] == inp), None)
             color = "C%d" % (i % 10)
-            spec = [r for r in pts if r["dispatch"] == "specialized"]
-            dyn = [r for r in pts if r["dispatch"] != "specialized"]
+            spec = [r for r in pts if r["dispatch"] in INSTANTIATED]
+            dyn = [r for r in pts if r["dispatch"] not in INSTANTIATED]
             label = "%s (rho %s, n %d)" % (inp, fmt(f["rho"], 2) if f else "-", len(pts))
             ax.scatter([r["predicted_us"] for r in spec], [r["median_ms"] * 1e3 for r in spec],
                        s=22, color=color, marker="o", label=label)

@@ -69,9 +69,9 @@ def write(d, path, figs, g, prows, crows):
                g["n_rho_undefined"])
     out.append("| median Spearman rho, undefined counted as 0 (%d cases) | %s | | |" %
                (g["cases"], fmt(g["median_rho_all"])))
-    out.append("| median Spearman rho, specialised instantiations only | %s | | |" %
+    out.append("| median Spearman rho, specialised or JIT instantiations only | %s | | |" %
                fmt(g["median_rho_specialized"]))
-    out.append("| oracle among specialised instantiations only: geomean speedup (memplace's share) "
+    out.append("| oracle among specialised or JIT instantiations only: geomean speedup (memplace's share) "
                "| %s (%s) | | |" % (fmt(g["geo_best_spec"]), fmt(g["share_mem_spec"])))
     out.append("| cases whose oracle ran through the dynamic accessor | %d | | |" % g["best_dynamic"])
     out.append("| geometric-mean speedup with the Placer's overhead, over the program's launches "

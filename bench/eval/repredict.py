@@ -19,6 +19,8 @@ placement measured through the runtime's own dispatch, then recomputes as analyz
             prices both alike); the original stays unless the choice is predicted 1.02x faster;
   within 5% the choice's measured time against the best measured;
   share     geomean speedup of the choice over the original / the oracle's.
+With --tune K (default 3) the choice is then the Placer's on-line tuning among its shortlist,
+with the sweep's medians standing in for the Placer's own timed launches.
 The choice is made among the measured placements only (a new model may prefer one that was not
 measured; such cases are counted and listed with --detail).
 """
@@ -93,9 +95,12 @@ def predict(args, trace, placements):
     return out
 
 
-def choose(cands, original):
+def choose(cands, original, jit=True):
     """The Placer's rule (placer/src/placer.cpp runEngine) among measured candidates:
-    cands = [(placement dict, predicted s, compiled bool)]."""
+    cands = [(placement dict, predicted s, compiled bool)]. With jit, the fastest placement not
+    compiled in replaces the decision when it is predicted THRESHOLD faster than both the
+    original and the decision as it runs (its JIT placement, what the launches run once it is
+    compiled)."""
     pred_of = {unparse(p): (t, c) for p, t, c in cands}
     orig_key = unparse(original)
     if orig_key not in pred_of or pred_of[orig_key][0] is None:
@@ -117,9 +122,43 @@ def choose(cands, original):
     if not options:
         return orig_key
     best = min(options)
-    if not best[0] * THRESHOLD < t_orig:
-        return orig_key
-    return best[3]
+    decision, effective = (orig_key, t_orig) if not best[0] * THRESHOLD < t_orig else (
+        best[3], best[0])
+    if jit:
+        unc = [(o[0] / PENALTY, o[2], o[3]) for o in options if o[1]]
+        if unc:
+            j = min(unc)
+            if j[0] * THRESHOLD < t_orig and j[0] * THRESHOLD < effective:
+                return j[2]
+    return decision
+
+
+def tune(cands, original, first, measured, k, margin=1.01):
+    """The Placer's on-line tuning (Options::tuneCandidates): the decision as it runs, then the
+    fastest predicted placements of distinct predicted time (never the original), k in all,
+    each measured; the fastest stays unless none is `margin` faster than the original. Here the
+    sweep's medians stand for the Placer's few timed launches."""
+    orig_key = unparse(original)
+    pred = {unparse(p): t for p, t, _ in cands if t is not None}
+    if orig_key not in pred:
+        return first
+    changed = lambda key: sum(1 for a, v in parse(key).items() if v != original.get(a))
+    compiled = {unparse(p): c for p, _, c in cands}
+    order = sorted(pred, key=lambda key: (pred[key], not compiled[key], changed(key)))
+    times, short = [pred[orig_key]], []
+    if first != orig_key:
+        short.append(first)
+        times.append(pred.get(first, -1))
+    for key in order:
+        if len(short) >= k:
+            break
+        if key != orig_key and all(abs(pred[key] - t) > 1e-6 * max(pred[key], t) for t in times):
+            short.append(key)
+            times.append(pred[key])
+    best = min(short, key=lambda key: measured[key][0], default=None)
+    if best is not None and measured[best][0] * margin < measured[orig_key][0]:
+        return best
+    return orig_key
 
 
 def geomean(xs):
@@ -135,6 +174,15 @@ def main():
     ap.add_argument("--spec", default="h100")
     ap.add_argument("--cases", help="programs to re-score (comma list); default all")
     ap.add_argument("--detail", action="store_true", help="one line per case")
+    ap.add_argument("--instantiated", action="store_true",
+                    help="only placements measured as their own machine code (specialised or "
+                         "JIT), not through the dynamic accessor")
+    ap.add_argument("--tune", type=int, default=3, metavar="K",
+                    help="the Placer's on-line tuning: K candidates measured (default 3; 0 or 1: "
+                         "off, the model's choice alone)")
+    ap.add_argument("--no-jit", dest="jit", action="store_false",
+                    help="the Placer without just-in-time instantiation (placements not compiled "
+                         "in run through the dynamic accessor)")
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -156,10 +204,13 @@ def main():
         if trace is None or not rows:
             print("%s %s %s: no trace or no measurement; skipped" % key, file=sys.stderr)
             continue
+        if args.instantiated:
+            rows = [r for r in rows if r["dispatch"] in ("specialized", "jit")]
         measured = OrderedDict()
         for r in rows:
             k = unparse(parse(r["placement"]))
-            measured.setdefault(k, (float(r["median_ms"]), r["dispatch"] == "specialized"))
+            # "compiled": in the compile set (a JIT instantiation is not: the Placer asks for it)
+            measured.setdefault(k, (float(r["median_ms"]), r["compiled"] == "1"))
         pred = predict(args, trace, list(measured))
         original = parse(c["original"]) if c["original"] else None
         orig_key = unparse(original) if original else None
@@ -167,7 +218,9 @@ def main():
             print("%s %s %s: the original was not measured; skipped" % key, file=sys.stderr)
             continue
         cands = [(parse(k), pred.get(k), comp) for k, (_, comp) in measured.items()]
-        pick = choose(cands, original)
+        pick = choose(cands, original, args.jit)
+        if args.tune >= 2:
+            pick = tune(cands, original, pick, measured, args.tune)
         pts = [(pred[k], t) for k, (t, _) in measured.items() if pred.get(k) is not None]
         rho = spearman([p for p, _ in pts], [t for _, t in pts])
         t_best = min(t for t, _ in measured.values())

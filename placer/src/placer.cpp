@@ -13,13 +13,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace memplace::placer {
@@ -65,6 +68,24 @@ std::string_view modeName(Mode m) {
     default:
         return "auto";
     }
+}
+
+int fastestMeasured(const std::vector<double>& originalMs,
+                    const std::vector<std::vector<double>>& candidateMs, double margin) {
+    const double o = median(originalMs);
+    if (o <= 0) {
+        return -1;
+    }
+    int best = -1;
+    double bestMs = o / margin;
+    for (std::size_t i = 0; i < candidateMs.size(); ++i) {
+        const double c = median(candidateMs[i]);
+        if (c > 0 && c < bestMs) {
+            best = static_cast<int>(i);
+            bestMs = c;
+        }
+    }
+    return best;
 }
 
 // ---- options -------------------------------------------------------------------------------
@@ -126,6 +147,7 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     number("MEMPLACE_TRACE_WAVES", o.sampling.waves, 1, 1024);
     number("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, 1, 1 << 26);
     number("MEMPLACE_SEARCH_MS", o.searchMs, 1, 3600000);
+    number("MEMPLACE_TUNE", o.tuneCandidates, 0, 16);
     if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
@@ -163,7 +185,9 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
     t0 = Clock::now();
     search::SearchOptions so;
     so.algorithm = options.search;
-    so.topK = 8;
+    // Ties are common (the read-only path costs what global does): enough alternatives for
+    // the tuning shortlist's distinct predicted times.
+    so.topK = static_cast<std::size_t>(std::max(8, 8 * options.tuneCandidates));
     so.timeLimitSeconds = options.searchMs / 1000.0;
     auto sr = search::search(m, so);
     if (!sr) {
@@ -233,6 +257,41 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
         }
     }
     r.searchMs = msSince(t0);
+    // On-line tuning's shortlist, once the decision is known: the decision as it runs (its JIT
+    // placement when there is one), then the fastest predicted placements, one per predicted
+    // time (among equals a compiled one, then the fewest changes), never the original.
+    auto shortlist = [&] {
+        if (options.tuneCandidates < 2) {
+            return;
+        }
+        std::vector<const Option*> order;
+        for (const Option& o : options_) {
+            order.push_back(&o);
+        }
+        std::stable_sort(order.begin(), order.end(), [](const Option* a, const Option* b) {
+            return std::make_tuple(a->cycles, !a->compiled, a->changed) <
+                   std::make_tuple(b->cycles, !b->compiled, b->changed);
+        });
+        std::vector<double> times{originalCycles};
+        auto distinct = [&](double c) {
+            return std::none_of(times.begin(), times.end(),
+                                [&](double t) { return std::abs(c - t) <= 1e-6 * std::max(c, t); });
+        };
+        const Placement& first = r.jitPlacement.empty() ? r.decision : r.jitPlacement;
+        if (first != original) {
+            r.candidates.push_back(first);
+            times.push_back(m.cycles(first));
+        }
+        for (const Option* o : order) {
+            if (r.candidates.size() >= static_cast<std::size_t>(options.tuneCandidates)) {
+                break;
+            }
+            if (o->p != original && distinct(o->cycles)) {
+                r.candidates.push_back(o->p);
+                times.push_back(o->cycles);
+            }
+        }
+    };
     // The least effective time; among equals a compiled one, then the one closest to the
     // program as written.
     const Option* best = nullptr;
@@ -316,6 +375,7 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                       best->compiled ? "" : " (not compiled)", options.minSpeedup);
         r.why = buf;
         considerJit(originalCycles);
+        shortlist();
         return r;
     }
     r.decision = best->p;
@@ -340,6 +400,7 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
     }
     r.why = buf;
     considerJit(best->effective);
+    shortlist();
     return r;
 }
 
@@ -347,7 +408,20 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
 
 namespace {
 
-enum class Kind : uint8_t { Traced, Original, Placed };
+enum class Kind : uint8_t { Traced, Original, Placed, Candidate };
+
+/// One placement of the tuning shortlist and its timed launches.
+struct Candidate {
+    Placement p;
+    bool compiled = false; ///< among the compiled placements (else JIT, or dynamic without JIT)
+    std::vector<double> ms;
+    int pending = 0;  ///< launched, timing not collected yet
+    int launches = 0; ///< launches issued for it (some ran the decision: JIT not ready)
+    bool dropped = false;
+    bool viaJit = false; ///< runs as its JIT instantiation (asked for at each of its launches)
+    bool warmed = false; ///< its untimed first launch ran it
+    std::string dispatch;
+};
 
 struct Entry {
     KernelRecord rec;
@@ -363,6 +437,12 @@ struct Entry {
     std::vector<double> tracedMs, originalMs, placedMs, placedStreamMs;
     std::vector<double> originalHostUs, placedHostUs;
     std::set<std::string> fallbackSet;
+    std::vector<Candidate> candidates; ///< on-line tuning (Options::tuneCandidates)
+    bool tuning = false;               ///< the shortlist is being measured
+    bool tuned = false;                ///< measured: no revert check on top
+    int tuneOriginals = 0;             ///< timed original launches the tuning issued
+    std::size_t tuneSlot = 0;          ///< measured now: 0 the original, i candidate i - 1
+    bool tuneWarm = false;             ///< the original's warm-up launch ran
 };
 
 struct DeviceState {
@@ -386,6 +466,8 @@ struct Placer::Impl {
     std::unordered_map<std::string, std::size_t> index;
     std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> launchKinds;   // until launched()
     std::unordered_map<uint64_t, std::pair<std::size_t, Kind>> timedLaunches; // until timed
+    /// A Candidate launch's shortlist index, and whether it is timed (else a warm-up).
+    std::unordered_map<uint64_t, std::pair<std::size_t, bool>> candidateOf;
     std::vector<std::string> warnings;
     std::set<std::string> warned;
     std::string binary;
@@ -526,6 +608,19 @@ struct Placer::Impl {
                     e.placedMs.push_back(t.kernelMs);
                     e.placedStreamMs.push_back(t.materialiseMs);
                     break;
+                case Kind::Candidate:
+                    break;
+                }
+            }
+            if (it->second.second == Kind::Candidate) {
+                auto c = candidateOf.find(t.launchId);
+                if (c != candidateOf.end()) {
+                    Candidate& cand = e.candidates[c->second.first];
+                    --cand.pending;
+                    if (t.ok) {
+                        cand.ms.push_back(t.kernelMs);
+                    }
+                    candidateOf.erase(c);
                 }
             }
             timedLaunches.erase(it);
@@ -536,9 +631,10 @@ struct Placer::Impl {
 #if defined(MEMPLACE_EMU)
         (void)e; // emulation times say nothing about a GPU
 #else
-        if (!options.revertIfSlower || !(options.timeKernels || options.verify) ||
-            e.phase != Entry::Phase::Decided || (e.applied == e.original && !e.jitRunning) ||
-            e.originalMs.empty() || e.placedMs.size() < 3) {
+        if (!options.revertIfSlower || !(options.timeKernels || options.verify) || e.tuning ||
+            e.tuned || e.phase != Entry::Phase::Decided ||
+            (e.applied == e.original && !e.jitRunning) || e.originalMs.empty() ||
+            e.placedMs.size() < 3) {
             return;
         }
         const double o = median(e.originalMs);
@@ -561,6 +657,175 @@ struct Placer::Impl {
             }
         }
 #endif
+    }
+
+    /// On-line tuning: the launch that measures the next candidate, or nothing when every
+    /// candidate waits for its timings (the decision runs meanwhile).
+    std::optional<Decision> tuneStep(Entry& e, std::size_t ei, const LaunchInfo& info) {
+        finishTuning(e);
+        if (!e.tuning) {
+            return std::nullopt;
+        }
+        Decision d;
+        // One placement at a time, as the program will run the one kept: a warm-up launch (not
+        // timed: the first launch after a change pays for it, the persisting set-aside put
+        // back, a window's lines gone), then its timed launches back to back, so that reuse
+        // across launches counts as it will.
+        const int samples = std::max(options.originalSamples, options.verifySamples);
+        const bool jitOk = info.jitAvailable && options.jit;
+        for (; e.tuneSlot <= e.candidates.size(); ++e.tuneSlot, e.tuneWarm = false) {
+            if (e.tuneSlot == 0) {
+                if (e.tuneOriginals >= samples) {
+                    continue;
+                }
+                d.time = e.tuneWarm;
+                e.tuneOriginals += e.tuneWarm ? 1 : 0;
+                e.tuneWarm = true;
+                launchKinds[info.launchId] = {ei, Kind::Original};
+                return d;
+            }
+            const std::size_t ci = e.tuneSlot - 1;
+            Candidate& c = e.candidates[ci];
+            if (c.dropped || static_cast<int>(c.ms.size()) + c.pending >= samples) {
+                continue;
+            }
+            if (c.launches >= samples + 1 + options.tuneMaxWaits) {
+                c.dropped = true;
+                e.rec.notes.push_back("tuning: " + placementText(e.rec.arrays, c.p) +
+                                      " dropped: its instantiation was not ready in time");
+                continue;
+            }
+            d.kind = Decision::Kind::Place;
+            c.viaJit = !c.compiled && jitOk;
+            if (!c.viaJit) {
+                d.placement = c.p; // its instantiation, or the dynamic accessor without JIT
+            } else {
+                d.placement = e.applied; // until the JIT instantiation is ready
+                d.jitPlacement = c.p;
+            }
+            d.time = c.warmed;
+            ++c.launches;
+            c.pending += c.warmed ? 1 : 0;
+            launchKinds[info.launchId] = {ei, Kind::Candidate};
+            candidateOf[info.launchId] = {ci, c.warmed};
+            return d;
+        }
+        return std::nullopt;
+    }
+
+    /// A candidate's launch is over: whether it ran the candidate's own placement (not the
+    /// decision while the JIT instantiation compiles, not a fallback). Its pending timing is
+    /// given up when not, and the candidate dropped when it cannot run.
+    bool candidateLaunched(Entry& e, const LaunchReport& report) {
+        auto it = candidateOf.find(report.launchId);
+        if (it == candidateOf.end()) {
+            return false;
+        }
+        Candidate& c = e.candidates[it->second.first];
+        const bool timedLaunch = it->second.second;
+        bool same = report.arrays.size() == c.p.size();
+        bool fallback = false;
+        for (std::size_t i = 0; same && i < c.p.size(); ++i) {
+            same = report.arrays[i].placed == c.p[i];
+            fallback = fallback || !report.arrays[i].fallback.empty();
+        }
+        if (c.viaJit && report.dispatch != "jit") {
+            same = false; // the decision (or the dynamic accessor) ran while it compiles
+        }
+        const bool waiting = report.jit == "pending" || report.jit == "not-requested";
+        if (same && !fallback) {
+            c.warmed = true;
+            c.dispatch = report.dispatch;
+            if (timedLaunch && report.timed) {
+                return true;
+            }
+        }
+        c.pending -= timedLaunch ? 1 : 0;
+        candidateOf.erase(it);
+        if (!same && !waiting && !c.dropped) {
+            c.dropped = true;
+            e.rec.notes.push_back("tuning: " + placementText(e.rec.arrays, c.p) +
+                                  " dropped: it ran as " + report.dispatch +
+                                  (fallback ? " with a fallback" : "") +
+                                  (report.jit.empty() ? "" : " (JIT " + report.jit + ")"));
+        }
+        finishTuning(e);
+        return false;
+    }
+
+    /// Ends the tuning once every candidate that is left has its timings: the fastest by
+    /// median becomes what placed launches get (the original unless one is tuneMargin faster).
+    void finishTuning(Entry& e) {
+        if (!e.tuning) {
+            return;
+        }
+        if (std::all_of(e.candidates.begin(), e.candidates.end(),
+                        [](const Candidate& c) { return c.dropped; })) {
+            e.tuning = false;
+            e.rec.tuneState = "done";
+            e.rec.tuneWhy = "tuning: no candidate could be measured; the decision stays";
+            e.rec.notes.push_back(e.rec.tuneWhy);
+            return;
+        }
+        // Every original launch the tuning issued has run and been timed.
+        const std::size_t ei = static_cast<std::size_t>(&e - entries.data());
+        auto originalPending = [&](const auto& launches) {
+            return std::any_of(launches.begin(), launches.end(), [&](const auto& kv) {
+                return kv.second.first == ei && kv.second.second == Kind::Original;
+            });
+        };
+        if (e.tuneOriginals < std::max(options.originalSamples, options.verifySamples) ||
+            originalPending(launchKinds) || originalPending(timedLaunches) ||
+            e.originalMs.empty()) {
+            return;
+        }
+        std::vector<std::vector<double>> ms;
+        for (const Candidate& c : e.candidates) {
+            if (!c.dropped &&
+                (c.pending > 0 || static_cast<int>(c.ms.size()) < options.verifySamples)) {
+                return;
+            }
+            ms.push_back(c.dropped ? std::vector<double>{} : c.ms);
+        }
+        e.tuning = false;
+        e.tuned = true;
+        e.verified = true; // measured against the original: no revert check on top
+        KernelRecord& r = e.rec;
+        r.tuneState = "done";
+        r.candidateMs.clear();
+        r.candidateDispatch.clear();
+        for (const Candidate& c : e.candidates) {
+            r.candidateMs.push_back(c.dropped ? -1.0 : median(c.ms));
+            r.candidateDispatch.push_back(c.dispatch);
+        }
+        const int w = fastestMeasured(e.originalMs, ms, options.tuneMargin);
+        char buf[200];
+        if (w < 0) {
+            std::snprintf(buf, sizeof buf,
+                          "tuning: none of %zu candidates measured %.2fx faster than the "
+                          "original (%.4f ms): the original stays",
+                          e.candidates.size(), options.tuneMargin, median(e.originalMs));
+            e.applied = e.original;
+            e.jit.clear();
+        } else {
+            const Candidate& c = e.candidates[static_cast<std::size_t>(w)];
+            std::snprintf(buf, sizeof buf,
+                          "tuning: candidate %d of %zu measured %.4f ms against the original's "
+                          "%.4f ms: placed",
+                          w + 1, e.candidates.size(), median(c.ms), median(e.originalMs));
+            e.applied = c.p;
+            e.jit = c.compiled || c.dispatch != "jit" ? Placement{} : c.p;
+        }
+        r.tuneWhy = buf;
+        r.notes.emplace_back(buf);
+        e.jitRunning = false;
+        e.placedMs.clear();
+        e.placedStreamMs.clear();
+        r.status = e.applied == e.original && e.jit.empty() ? "original" : "placed";
+        auto d = devices.find(r.device);
+        if (d != devices.end() && d->second.cache) {
+            storeDecision(d->second, r, e.applied, r.predictedSeconds, e.jit, 0);
+        }
     }
 
     void storeDecision(DeviceState& dev, const KernelRecord& r, const Placement& placement,
@@ -612,6 +877,14 @@ struct Placer::Impl {
         o.transformStreamMs = stream;
         o.transformJitMs = r.jitCompileMs + r.jitLoadMs;
         o.transformMs = host + stream + o.transformJitMs;
+        const double orig = median(e.originalMs);
+        double extra = 0;
+        for (const Candidate& c : e.candidates) {
+            for (double x : c.ms) {
+                extra += orig > 0 ? x - orig : 0;
+            }
+        }
+        o.tuningMs = std::max(0.0, extra);
     }
 
     nlohmann::json recordJson(const KernelRecord& r, const Entry& e) const {
@@ -671,6 +944,19 @@ struct Placer::Impl {
             {"compile_ms", r.jitCompileMs},
             {"load_ms", r.jitLoadMs},
             {"background", r.jitBackground}};
+        json cands = json::array();
+        for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+            cands.push_back(
+                {{"placement", placementJson(r.candidates[i])},
+                 {"median_ms", i < r.candidateMs.size() ? orNull(r.candidateMs[i]) : json(nullptr)},
+                 {"dispatch", i < r.candidateDispatch.size() && !r.candidateDispatch[i].empty()
+                                  ? json(r.candidateDispatch[i])
+                                  : json(nullptr)}});
+        }
+        j["tuning"] = {{"state", r.tuneState.empty() ? json(nullptr) : json(r.tuneState)},
+                       {"why", r.tuneWhy},
+                       {"candidates", cands},
+                       {"launches", r.tuningLaunches}};
         j["fallbacks"] = r.fallbacks;
         j["launches"] = {{"total", r.launches},
                          {"traced", r.tracedLaunches},
@@ -683,6 +969,7 @@ struct Placer::Impl {
         j["overhead_ms"] = {{"profiling", o.profilingMs},
                             {"engine", o.engineMs},
                             {"transform", o.transformMs},
+                            {"tuning", o.tuningMs},
                             {"total", o.totalMs()},
                             {"detail",
                              {{"traced_kernel", orNull(o.tracedKernelMs)},
@@ -768,6 +1055,11 @@ Decision Placer::decide(const LaunchInfo& info) {
         // Timings of earlier launches that completed since: a verified decision may revert now.
         m.collectTimings(false);
         m.maybeRevert(e);
+    }
+    if (e.tuning) {
+        if (std::optional<Decision> t = m.tuneStep(e, ei, info)) {
+            return *t;
+        }
     }
     const bool verifying = m.options.verify && !e.verified;
     const bool checking = m.options.timeKernels || verifying;
@@ -896,6 +1188,19 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     e.phase = Entry::Phase::Decided;
     e.applied = er->decision;
     e.jit = er->jitPlacement;
+    r.candidates = er->candidates;
+    e.candidates.clear();
+    if (m.options.verify && m.options.tuneCandidates >= 2 && !er->candidates.empty()) {
+        for (const Placement& p : er->candidates) {
+            Candidate c;
+            c.p = p;
+            c.compiled =
+                std::find(info.compiled.begin(), info.compiled.end(), p) != info.compiled.end();
+            e.candidates.push_back(std::move(c));
+        }
+        e.tuning = true;
+        r.tuneState = "running";
+    }
     r.status = er->original && e.jit.empty() ? "original" : "placed";
     if (dev.cache) {
         m.storeDecision(dev, r, er->decision, er->decisionSeconds, er->jitPlacement,
@@ -935,6 +1240,9 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
     case Kind::Original:
         ++r.originalLaunches;
         e.originalHostUs.push_back(report.hostMicros);
+        break;
+    case Kind::Candidate:
+        ++r.tuningLaunches;
         break;
     case Kind::Placed:
         ++r.placedLaunches;
@@ -977,6 +1285,9 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
             }
         }
         break;
+    }
+    if (kind == Kind::Candidate && !m.candidateLaunched(e, report)) {
+        return; // it ran something else: its time is not the candidate's
     }
     if (report.timed) {
         m.timedLaunches[report.launchId] = {ei, kind};

@@ -206,6 +206,9 @@ Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& 
     if (!in.engineBest.empty()) {
         add(in.engineBest, "engine_best");
     }
+    for (std::size_t k = 0; k < in.candidates.size(); ++k) {
+        add(in.candidates[k], "candidate" + std::to_string(k + 1));
+    }
     search::SearchOptions ro;
     ro.algorithm = search::Algorithm::Rules;
     ro.topK = 1;
@@ -492,10 +495,16 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     }
     in.original = parsePlacementList(m.options.original, info.kernel, sig.arrays, asWritten);
     if (rec && !rec->decision.empty()) {
-        in.memplace = rec->decision;
+        // What the Placer's launches run once settled: its JIT placement when it asked for one
+        // (placed instead of the decision once compiled), else the decision.
+        in.memplace =
+            rec->jitPlacement.size() == rec->decision.size() ? rec->jitPlacement : rec->decision;
     }
     if (rec && !rec->engineBest.empty()) {
         in.engineBest = rec->engineBest;
+    }
+    if (rec) {
+        in.candidates = rec->candidates;
     }
     in.compiled = info.compiled;
     sig.plan = buildPlan(model, in, m.options, compare ? &*compare : nullptr);

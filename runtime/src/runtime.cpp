@@ -157,6 +157,9 @@ struct Runtime {
     bool jitApiSync = false;
     std::string jitCacheDir;
     bool jitApiCacheDir = false;
+    /// MEMPLACE_JIT_OPTIONS: NVRTC options added to every compilation (space-separated), for
+    /// what the program's nvcc flags say and NVRTC cannot see (`--fmad=false`).
+    std::vector<std::string> jitExtraOptions;
 #if !defined(MEMPLACE_EMU)
     std::map<JitKey, JitEntry> jit;
     std::map<int, std::pair<int, int>> computeCapability;
@@ -293,6 +296,13 @@ void loadEnv(Runtime& r) {
 #if !defined(MEMPLACE_EMU)
     if (!r.jitApiCacheDir) {
         r.jitCacheDir = jit::defaultCacheDir();
+    }
+    r.jitExtraOptions.clear();
+    if (const char* o = std::getenv("MEMPLACE_JIT_OPTIONS")) {
+        std::istringstream words(o);
+        for (std::string w; words >> w;) {
+            r.jitExtraOptions.push_back(w);
+        }
     }
 #endif
     for (const std::string& w : r.env.warnings) {
@@ -571,6 +581,8 @@ JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int dev
         if (kv.jitOptions != nullptr && *kv.jitOptions != '\0') {
             e.request.extra.emplace_back(kv.jitOptions);
         }
+        e.request.extra.insert(e.request.extra.end(), r.jitExtraOptions.begin(),
+                               r.jitExtraOptions.end());
         for (int k = 0; k < kv.jitConstantCount; ++k) {
             e.request.constants.emplace_back(kv.jitConstants[k]);
         }
@@ -1493,8 +1505,9 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         rep.jitDetail.clear();
 #if !defined(MEMPLACE_EMU)
         chosenJit = nullptr;
-        if (st->sweepLaunch || kv.jitSource == nullptr || dynamicOnly || jitBlocked ||
-            r.jitPolicy == JitPolicy::Off) {
+        // A sweep runs JIT instantiations only under MEMPLACE_JIT=always (prepareSweepJit).
+        if ((st->sweepLaunch && r.jitPolicy != JitPolicy::Always) || kv.jitSource == nullptr ||
+            dynamicOnly || jitBlocked || r.jitPolicy == JitPolicy::Off) {
             return static_cast<int>(LaunchPlan::kDynamic);
         }
         if (!info.jitAvailable) {
@@ -1909,6 +1922,49 @@ bool sticky(cudaError_t e) {
 
 } // namespace
 
+#if !defined(MEMPLACE_EMU)
+/// The compiled instantiation that matches `placed`, or -1.
+int compiledIndex(const KernelView& kv, const Placement& placed) {
+    const int n = kv.numArrays;
+    for (int c = 0; c < kv.numCompiled; ++c) {
+        if (std::equal(placed.begin(), placed.end(),
+                       kv.compiled + static_cast<std::ptrdiff_t>(c) * n)) {
+            return c;
+        }
+    }
+    return -1;
+}
+
+/// Under MEMPLACE_JIT=always a sweep measures every placement that is not compiled in (and not
+/// asked for through the dynamic accessor) as its just-in-time instantiation. They are compiled
+/// here, side by side (one NVRTC thread each), before the first timed launch, so the timings
+/// are the instantiations', never the dynamic accessor's or a compilation's.
+void prepareSweepJit(Runtime& r, const KernelView& kv, const LaunchArgs& la, const LaunchInfo& info,
+                     const SweepRequest& req) {
+    if (!info.jitAvailable) {
+        return;
+    }
+    int device = 0;
+    (void)cudaGetDevice(&device);
+    {
+        std::lock_guard<std::mutex> g(r.mu);
+        if (r.jitPolicy != JitPolicy::Always) {
+            return;
+        }
+        const bool sync = r.jitSync;
+        r.jitSync = false;
+        for (const SweepEntry& e : req.entries) {
+            if (!e.dynamic && e.placement.size() == static_cast<std::size_t>(kv.numArrays) &&
+                compiledIndex(kv, e.placement) < 0) {
+                (void)jitFor(r, kv, la, device, e.placement, true);
+            }
+        }
+        r.jitSync = sync;
+    }
+    waitJitThreads();
+}
+#endif
+
 void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
               const SweepHooks& hooks) {
     Runtime& r = rt();
@@ -1916,7 +1972,7 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
     const SweepRequest& req = *state->request;
     const LaunchInfo& info = state->info;
     const int n = kv.numArrays;
-    const auto t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     std::vector<SweepResult> results(req.entries.size());
     for (std::size_t k = 0; k < req.entries.size(); ++k) {
         results[k].entry = req.entries[k];
@@ -2006,6 +2062,12 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         return true;
     };
 
+#if !defined(MEMPLACE_EMU)
+    if (fatal.empty()) {
+        prepareSweepJit(r, kv, la, info, req);
+        t0 = std::chrono::steady_clock::now(); // the budget is for measuring
+    }
+#endif
     bool usedL2 = false;
     for (std::size_t k = 0; k < req.entries.size() && fatal.empty(); ++k) {
         SweepResult& res = results[k];

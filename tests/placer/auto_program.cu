@@ -89,7 +89,16 @@ int main(int argc, char** argv) {
         const char* v = std::getenv(name);
         return v == nullptr ? unset : std::strcmp(v, "0") != 0 && std::strcmp(v, "off") != 0;
     };
-    const int firstPlaced = on("MEMPLACE_VERIFY", true) || on("MEMPLACE_TIME", false) ? 4 : 2;
+    const int firstPlaced = [&] {
+        if (!on("MEMPLACE_VERIFY", true) && !on("MEMPLACE_TIME", false)) {
+            return 2;
+        }
+        // On-line tuning (MEMPLACE_TUNE, default 3 candidates): the original and each
+        // candidate take a warm-up and 3 timed launches first (docs/placer.md).
+        const char* t = std::getenv("MEMPLACE_TUNE");
+        const int candidates = t == nullptr ? 3 : std::atoi(t);
+        return on("MEMPLACE_VERIFY", true) && candidates >= 2 ? 2 + 4 * (1 + candidates) : 4;
+    }();
 #endif
     for (int launch = 1; launch <= launches; ++launch) {
         cudaMemset(dout, 0xff, n * sizeof(float));
@@ -104,8 +113,9 @@ int main(int argc, char** argv) {
                     same ? "equal to the original" : "DIFFERS");
         bad += same ? 0 : 1;
         // The first launch is traced, or placed from a decision cache (MEMPLACE_CACHE); later
-        // ones are placed, except that on a GPU the first two after a new decision run the
-        // original to be measured against it ("default"; MEMPLACE_VERIFY, MEMPLACE_TIME).
+        // ones are placed, except that on a GPU the first ones after a new decision run the
+        // original and the tuning's candidates to be measured (MEMPLACE_VERIFY, MEMPLACE_TUNE,
+        // MEMPLACE_TIME).
         if (launch == 1 && r.dispatch != "tracing" && r.arrays[0].source != "policy") {
             std::printf("the first launch was not traced: is the Placer installed?\n");
             ++bad;

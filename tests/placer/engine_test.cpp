@@ -1,9 +1,13 @@
 // The engine step of the Placer (runEngine): analysis, model, search and the choice among the
 // engine's alternatives and the compiled placements.
+#include "model/analysis.h"
+#include "model/model.h"
 #include "placer/placer.h"
 #include "trace/synth.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace memplace::placer {
 namespace {
@@ -187,6 +191,49 @@ TEST(Engine, GreedyAndExhaustiveRun) {
     ASSERT_TRUE(g) << g.message();
     EXPECT_EQ(g->algorithm, "greedy");
     EXPECT_EQ(g->decision.size(), t->header().arrays.size());
+}
+
+TEST(Engine, TheTuningShortlistHasDistinctPredictionsAndNeverTheOriginal) {
+    auto t = trace::synth::polyCoefficients();
+    ASSERT_TRUE(t) << t.message();
+    Options o;
+    auto m = model::analyze(*t, h100());
+    ASSERT_TRUE(m) << m.message();
+    const model::Model model(h100(), std::move(*m));
+    const Placement original = model.original();
+    const double originalCycles = model.cycles(original);
+    auto r = runEngine(*t, h100(), {}, o, JitContext{true, false});
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_FALSE(r->candidates.empty());
+    EXPECT_LE(r->candidates.size(), static_cast<std::size_t>(o.tuneCandidates));
+    // The decision as it runs comes first: here the JIT placement (the original stays the
+    // decision below the threshold).
+    EXPECT_EQ(r->candidates.front(), r->jitPlacement);
+    std::vector<double> seen{originalCycles};
+    for (const Placement& p : r->candidates) {
+        EXPECT_NE(p, original);
+        const double c = model.cycles(p);
+        for (double s : seen) {
+            EXPECT_GT(std::abs(c - s), 1e-6 * std::max(c, s)) << "two candidates priced alike";
+        }
+        seen.push_back(c);
+    }
+    // One candidate or none: no shortlist.
+    o.tuneCandidates = 1;
+    auto one = runEngine(*t, h100(), {}, o);
+    ASSERT_TRUE(one);
+    EXPECT_TRUE(one->candidates.empty());
+}
+
+TEST(Tuning, TheFastestMedianWinsOnlyByTheMargin) {
+    const std::vector<double> original{1.00, 1.02, 0.98};
+    // 0.90 (median of 0.9, 0.95, 0.85) beats 0.97; an empty candidate (dropped) is skipped.
+    EXPECT_EQ(fastestMeasured(original, {{0.97, 0.97, 0.97}, {}, {0.9, 0.95, 0.85}}, 1.01), 2);
+    // Within the margin of the original's median: the original stays.
+    EXPECT_EQ(fastestMeasured(original, {{0.995, 0.995, 0.995}}, 1.01), -1);
+    EXPECT_EQ(fastestMeasured(original, {{1.5, 1.4, 1.6}}, 1.01), -1);
+    // No original timing: nothing can be decided.
+    EXPECT_EQ(fastestMeasured({}, {{0.1}}, 1.01), -1);
 }
 
 } // namespace

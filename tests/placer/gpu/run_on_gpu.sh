@@ -32,6 +32,20 @@ say "auto-installed Placer, MEMPLACE_TIME=1, 12 launches of a 4M-thread lookup"
 MEMPLACE_TIME=1 MEMPLACE_REPORT="$out/auto_timed.json" "$bin/placer_auto_program" 12 4194304 2>&1 | tee -a "$log"
 [[ ${PIPESTATUS[0]} -eq 0 && -s "$out/auto_timed.json" ]] || { echo "auto (timed) failed" | tee -a "$log"; status=1; }
 
+say "on-line tuning (MEMPLACE_TUNE=3): 20 launches, the shortlist measured, one kept"
+MEMPLACE_TUNE=3 MEMPLACE_REPORT="$out/auto_tuned.json" "$bin/placer_auto_program" 20 4194304 >"$out/auto_tuned.log" 2>&1
+rc=$?
+python3 - "$out/auto_tuned.json" <<'PY' | tee -a "$log"
+import json, sys
+k = json.load(open(sys.argv[1]))["kernels"][0]
+t = k["tuning"]
+print("tuning:", t["state"], "|", t["why"], "|", len(t["candidates"]), "candidates,",
+      t["launches"], "launches | applied", k["applied"])
+sys.exit(0 if t["state"] == "done" and t["candidates"] and t["launches"] >= 3 else 1)
+PY
+[[ $rc -eq 0 && ${PIPESTATUS[0]} -eq 0 ]] && ! grep -q DIFFERS "$out/auto_tuned.log" \
+  || { echo "tuning check failed" | tee -a "$log"; tail -25 "$out/auto_tuned.log" | tee -a "$log"; status=1; }
+
 say "decision cache: two runs"
 rm -rf "$out/cache"
 MEMPLACE_CACHE="$out/cache" MEMPLACE_REPORT="$out/cache_run1.json" "$bin/placer_auto_program" 3 1048576 2>&1 | tee -a "$log"
