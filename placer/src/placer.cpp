@@ -659,6 +659,9 @@ struct Placer::Impl {
 #endif
     }
 
+    /// Timed launches the tuning takes of the original and of each candidate.
+    int tuneSamples() const { return std::max(options.originalSamples, options.verifySamples); }
+
     /// On-line tuning: the launch that measures the next candidate, or nothing when every
     /// candidate waits for its timings (the decision runs meanwhile).
     std::optional<Decision> tuneStep(Entry& e, std::size_t ei, const LaunchInfo& info) {
@@ -671,7 +674,7 @@ struct Placer::Impl {
         // timed: the first launch after a change pays for it, the persisting set-aside put
         // back, a window's lines gone), then its timed launches back to back, so that reuse
         // across launches counts as it will.
-        const int samples = std::max(options.originalSamples, options.verifySamples);
+        const int samples = tuneSamples();
         const bool jitOk = info.jitAvailable && options.jit;
         for (; e.tuneSlot <= e.candidates.size(); ++e.tuneSlot, e.tuneWarm = false) {
             if (e.tuneSlot == 0) {
@@ -774,15 +777,13 @@ struct Placer::Impl {
                 return kv.second.first == ei && kv.second.second == Kind::Original;
             });
         };
-        if (e.tuneOriginals < std::max(options.originalSamples, options.verifySamples) ||
-            originalPending(launchKinds) || originalPending(timedLaunches) ||
-            e.originalMs.empty()) {
+        if (e.tuneOriginals < tuneSamples() || originalPending(launchKinds) ||
+            originalPending(timedLaunches) || e.originalMs.empty()) {
             return;
         }
         std::vector<std::vector<double>> ms;
         for (const Candidate& c : e.candidates) {
-            if (!c.dropped &&
-                (c.pending > 0 || static_cast<int>(c.ms.size()) < options.verifySamples)) {
+            if (!c.dropped && (c.pending > 0 || static_cast<int>(c.ms.size()) < tuneSamples())) {
                 return;
             }
             ms.push_back(c.dropped ? std::vector<double>{} : c.ms);
