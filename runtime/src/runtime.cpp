@@ -989,6 +989,18 @@ bool materialiseTexture2D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, Array
 
 } // namespace
 
+/// The compiled instantiation that matches `placed`, or -1.
+int compiledIndex(const KernelView& kv, const Placement& placed) {
+    const int n = kv.numArrays;
+    for (int c = 0; c < kv.numCompiled; ++c) {
+        if (std::equal(placed.begin(), placed.end(),
+                       kv.compiled + static_cast<std::ptrdiff_t>(c) * n)) {
+            return c;
+        }
+    }
+    return -1;
+}
+
 void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan) {
     Runtime& r = rt();
     auto st = std::make_shared<LaunchState>();
@@ -1489,17 +1501,12 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
 #endif
     auto choose = [&]() {
         const bool dynamicOnly = st->sweepLaunch ? sweep->dynamic : forcedDynamic;
-        if (!dynamicOnly) {
-            for (int c = 0; c < kv.numCompiled; ++c) {
-                bool match = true;
-                for (int j = 0; j < n && match; ++j) {
-                    match =
-                        kv.compiled[static_cast<std::ptrdiff_t>(c) * n + j] == rep.arrays[j].placed;
-                }
-                if (match) {
-                    return c;
-                }
-            }
+        Placement placed(static_cast<std::size_t>(n));
+        for (int j = 0; j < n; ++j) {
+            placed[j] = rep.arrays[j].placed;
+        }
+        if (const int c = dynamicOnly ? -1 : compiledIndex(kv, placed); c >= 0) {
+            return c;
         }
         rep.jit.clear();
         rep.jitDetail.clear();
@@ -1520,10 +1527,6 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
                                 info.jitUnavailable);
             }
             return static_cast<int>(LaunchPlan::kDynamic);
-        }
-        Placement placed(static_cast<std::size_t>(n));
-        for (int j = 0; j < n; ++j) {
-            placed[j] = rep.arrays[j].placed;
         }
         // Compiled when the policy asked for this placement, or for the one requested this
         // launch (a fallback may have changed it), or MEMPLACE_JIT=always.
@@ -1923,18 +1926,6 @@ bool sticky(cudaError_t e) {
 } // namespace
 
 #if !defined(MEMPLACE_EMU)
-/// The compiled instantiation that matches `placed`, or -1.
-int compiledIndex(const KernelView& kv, const Placement& placed) {
-    const int n = kv.numArrays;
-    for (int c = 0; c < kv.numCompiled; ++c) {
-        if (std::equal(placed.begin(), placed.end(),
-                       kv.compiled + static_cast<std::ptrdiff_t>(c) * n)) {
-            return c;
-        }
-    }
-    return -1;
-}
-
 /// Under MEMPLACE_JIT=always a sweep measures every placement that is not compiled in (and not
 /// asked for through the dynamic accessor) as its just-in-time instantiation. They are compiled
 /// here, side by side (one NVRTC thread each), before the first timed launch, so the timings
