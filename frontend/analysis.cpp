@@ -523,10 +523,15 @@ std::optional<ki::Poly> rowLengthOf(const ki::IndexInfo& ix, const std::set<std:
             return t.coeff;
         }
     }
+    // A row a block owns (`blockIdx.x * chunk + ...`) is a 1-D chunk, not a 2-D use: no thread
+    // of the block reads a neighbouring row, so a 2-D texture would only add its index split
+    // (and, for a partial last row, a pitched copy per launch; measured 1.2-8x slower on an
+    // H100, docs/NOTES.md 2026-11-25).
     const ki::AffineTerm* best = nullptr;
     for (const auto& t : ix.terms) {
         const auto& ms = t.coeff.monomials();
         if (ms.size() == 1 && ms[0].scale == 1 && !ms[0].symbols.empty() &&
+            !t.var.starts_with("blockIdx.") &&
             std::any_of(ms[0].symbols.begin(), ms[0].symbols.end(),
                         [&](const std::string& s) { return params.count(s) > 0; }) &&
             (best == nullptr || ms[0].symbols.size() < best->coeff.monomials()[0].symbols.size())) {

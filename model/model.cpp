@@ -739,12 +739,11 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
         double cap = pool.baseBytes - (pool.carved ? carve : 0.0);
         for (size_t q = 0; q < pools_.size(); ++q) {
-            // The runtime sets the persisting limit to the device's maximum: once any array
-            // persists, normal accesses lose the whole set-aside, not only what the array fills
-            // (measured on an H100: a 4 MB persisting array slowed bfs_expand's other gathers
-            // 1.05-1.5x, a 16 MB one spmv's 1.26x; docs/NOTES.md).
-            if (pools_[q].partition && pools_[q].unit == pool.unit && s.setAside[q] > 0) {
-                cap -= pools_[q].baseBytes;
+            // The runtime sizes the persisting set-aside to the window (the persisting arrays'
+            // bytes): normal accesses lose that much of the cache (docs/NOTES.md, 2026-11-25:
+            // with the device's maximum set aside, writes that missed it ran up to 2.4x slower).
+            if (pools_[q].partition && pools_[q].unit == pool.unit) {
+                cap -= s.setAside[q];
             }
         }
         s.poolCap[p] = std::clamp(cap, 0.0, pool.cacheBytes);

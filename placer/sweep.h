@@ -20,13 +20,14 @@
 namespace memplace::placer {
 
 struct SweepOptions {
-    std::string out;                  ///< MEMPLACE_SWEEP_OUT: JSON lines appended here (required)
-    std::size_t maxPlacements = 64;   ///< MEMPLACE_SWEEP_MAX: placements measured per signature
-    std::size_t top = 8;              ///< MEMPLACE_SWEEP_TOP: the engine's best K, always planned
-    double budgetMs = 0;              ///< MEMPLACE_SWEEP_BUDGET_MS: per signature; 0: none
-    int warmup = 2;                   ///< MEMPLACE_SWEEP_WARMUP
-    int repeat = 10;                  ///< MEMPLACE_SWEEP_REPEAT (at least 1)
-    double spinUs = 50;               ///< MEMPLACE_SWEEP_SPIN_US: GPU busy-wait before each launch
+    std::string out;                ///< MEMPLACE_SWEEP_OUT: JSON lines appended here (required)
+    std::size_t maxPlacements = 64; ///< MEMPLACE_SWEEP_MAX: placements measured per signature
+    std::size_t top = 8;            ///< MEMPLACE_SWEEP_TOP: the engine's best K, always planned
+    double budgetMs = 0;            ///< MEMPLACE_SWEEP_BUDGET_MS: per signature; 0: none
+    int warmup = 2;                 ///< MEMPLACE_SWEEP_WARMUP
+    int repeat = 10;                ///< MEMPLACE_SWEEP_REPEAT (at least 1)
+    double spinUs = 500; ///< MEMPLACE_SWEEP_SPIN_US: GPU busy-wait before each launch (longer than
+                         ///< the host work of a launch, even on a busy host: 50 us was not)
     uint64_t enumerateLimit = 200000; ///< spaces up to this size are enumerated, else sampled
     uint64_t samples = 20000;         ///< random placements drawn from a larger space
     uint64_t seed = 1;                ///< MEMPLACE_SWEEP_SEED

@@ -172,4 +172,22 @@ JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings) {
     return JitPolicy::Auto;
 }
 
+L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings) {
+    if (value == nullptr) {
+        return L2LimitPolicy::Window;
+    }
+    const std::string_view v = trim(value);
+    if (v == "max") {
+        return L2LimitPolicy::Max;
+    }
+    if (v == "keep") {
+        return L2LimitPolicy::Keep;
+    }
+    if (!v.empty() && v != "window") {
+        warnings.push_back("MEMPLACE_L2_LIMIT='" + std::string(v) +
+                           "' is not window, max or keep; using window");
+    }
+    return L2LimitPolicy::Window;
+}
+
 } // namespace memplace::detail

@@ -56,4 +56,14 @@ enum class JitPolicy {
 /// Parses MEMPLACE_JIT (unset or empty: Auto); a warning for anything else.
 JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings);
 
+/// How the runtime sizes the persisting L2 set-aside for an l2persist launch, MEMPLACE_L2_LIMIT:
+enum class L2LimitPolicy {
+    Window, ///< the window's bytes (rounded up to 1 MB), put back before the next launch that
+            ///< places nothing there (the default)
+    Max,    ///< the device's maximum, put back the same way
+    Keep,   ///< the device's maximum, left raised for the rest of the process
+};
+/// Parses MEMPLACE_L2_LIMIT (unset or empty: Window); a warning for anything else.
+L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings);
+
 } // namespace memplace::detail

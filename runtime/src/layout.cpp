@@ -145,4 +145,10 @@ Pitched2D pitchedTexture(std::uintptr_t ptr, std::size_t extent, std::size_t ele
     return t;
 }
 
+std::size_t persistingSetAside(std::size_t windowBytes, std::size_t before, std::size_t maxPersist,
+                               std::size_t granularity) {
+    const std::size_t want = alignUp(windowBytes, granularity == 0 ? 1 : granularity);
+    return std::min(std::max(want, before), maxPersist);
+}
+
 } // namespace memplace::detail

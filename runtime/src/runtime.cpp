@@ -49,7 +49,8 @@ struct DeviceAttrs {
     int maxWindow = 0;
     std::map<std::size_t, std::size_t> max1D; // texel size -> texels
     bool l2LimitSet = false;                  ///< the runtime raised the persisting L2 limit
-    std::size_t l2SetAside = 0;               ///< what it was raised to
+    std::size_t l2SetAside = 0;               ///< what it was raised to (as the driver reports)
+    std::size_t l2SetAsideAsked = 0;          ///< what the runtime asked for
     std::size_t l2LimitBefore = 0; ///< what it was before (restored by the next launch without)
 };
 
@@ -135,9 +136,9 @@ struct Runtime {
     EnvConfig env;
     bool envDynamic = false;
     bool quiet = false;
-    /// MEMPLACE_L2_LIMIT=keep: leave the persisting L2 set-aside raised after the launches that
-    /// need it (the default restores it before the next launch that does not).
-    bool keepL2Limit = false;
+    /// MEMPLACE_L2_LIMIT: how large the persisting L2 set-aside is made, and whether it is put
+    /// back before the next launch that places nothing there.
+    L2LimitPolicy l2Limit = L2LimitPolicy::Window;
     DispatchMode apiDispatch = DispatchMode::Auto;
     std::map<std::string, std::vector<std::pair<std::string, Place>>> apiPlacements;
     std::shared_ptr<PlacementPolicy> policy;
@@ -282,8 +283,7 @@ void loadEnv(Runtime& r) {
     r.quiet = q != nullptr && *q != '\0' && std::strcmp(q, "0") != 0;
     r.env = parseMemplaceEnv(std::getenv("MEMPLACE"));
     r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
-    const char* l2 = std::getenv("MEMPLACE_L2_LIMIT");
-    r.keepL2Limit = l2 != nullptr && std::strcmp(l2, "keep") == 0;
+    r.l2Limit = parseL2LimitEnv(std::getenv("MEMPLACE_L2_LIMIT"), r.env.warnings);
     const JitPolicy jp = parseJitEnv(std::getenv("MEMPLACE_JIT"), r.env.warnings);
     const bool js =
         parseSwitchEnv("MEMPLACE_JIT_SYNC", std::getenv("MEMPLACE_JIT_SYNC"), r.env.warnings);
@@ -847,6 +847,38 @@ bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, Laun
     return true;
 }
 
+/// Sets the persisting L2 set-aside for a window of windowBytes (MEMPLACE_L2_LIMIT), first
+/// remembering what the program had, so that a later launch can put it back.
+bool setPersistingLimit(const Runtime& r, DeviceAttrs& attrs, std::size_t windowBytes,
+                        LaunchReport& rep) {
+    if (!attrs.l2LimitSet &&
+        !check(cudaDeviceGetLimit(&attrs.l2LimitBefore, cudaLimitPersistingL2CacheSize),
+               "cudaDeviceGetLimit(PersistingL2CacheSize)", rep)) {
+        return false;
+    }
+    const auto maxPersist = static_cast<std::size_t>(attrs.maxPersist);
+    const std::size_t want =
+        r.l2Limit == L2LimitPolicy::Window
+            ? persistingSetAside(windowBytes, attrs.l2LimitBefore, maxPersist, std::size_t{1} << 20)
+            : maxPersist;
+    if (attrs.l2LimitSet && want == attrs.l2SetAsideAsked) {
+        return true;
+    }
+    if (!check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, want),
+               "cudaDeviceSetLimit(PersistingL2CacheSize)", rep)) {
+        return false;
+    }
+    std::size_t got = want;
+    if (!check(cudaDeviceGetLimit(&got, cudaLimitPersistingL2CacheSize),
+               "cudaDeviceGetLimit(PersistingL2CacheSize)", rep)) {
+        got = want;
+    }
+    attrs.l2SetAsideAsked = want;
+    attrs.l2SetAside = got;
+    attrs.l2LimitSet = true;
+    return true;
+}
+
 /// Creates (or finds) the 1-D texture of array j.
 bool materialiseTexture1D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, ArrayHandle& h,
                           LaunchState& st, std::string& why) {
@@ -1350,7 +1382,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     // A launch without a persisting array after one with: the set-aside goes back to what the
     // program had, and lines still marked persisting become normal. Left raised, it costs every
     // later kernel of the program the L2 it takes (measured on an H100: docs/NOTES.md).
-    if (l2Wanted.empty() && attrs.l2LimitSet && !r.keepL2Limit) {
+    if (l2Wanted.empty() && attrs.l2LimitSet && r.l2Limit != L2LimitPolicy::Keep) {
         (void)check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache", rep);
         if (check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, attrs.l2LimitBefore),
                   "cudaDeviceSetLimit(PersistingL2CacheSize, restore)", rep)) {
@@ -1365,22 +1397,6 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         std::string why;
         if (attrs.maxPersist <= 0 || attrs.maxWindow <= 0) {
             why = "l2persist: the device has no persisting L2 set-aside";
-        } else if (!attrs.l2LimitSet) {
-            if (!check(cudaDeviceGetLimit(&attrs.l2LimitBefore, cudaLimitPersistingL2CacheSize),
-                       "cudaDeviceGetLimit(PersistingL2CacheSize)", rep) ||
-                !check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
-                                          static_cast<std::size_t>(attrs.maxPersist)),
-                       "cudaDeviceSetLimit(PersistingL2CacheSize)", rep)) {
-                why = "l2persist: cannot set the persisting L2 size";
-            } else {
-                std::size_t got = 0;
-                if (!check(cudaDeviceGetLimit(&got, cudaLimitPersistingL2CacheSize),
-                           "cudaDeviceGetLimit(PersistingL2CacheSize)", rep)) {
-                    got = static_cast<std::size_t>(attrs.maxPersist);
-                }
-                attrs.l2SetAside = got;
-                attrs.l2LimitSet = true;
-            }
         }
         const auto maxWindow = static_cast<std::uintptr_t>(std::max(attrs.maxWindow, 0));
         std::uintptr_t lo = 0;
@@ -1412,6 +1428,13 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             lo = nlo;
             hi = nhi;
             kept.push_back(j);
+        }
+        if (!kept.empty() && !setPersistingLimit(r, attrs, hi - lo, rep)) {
+            why = "l2persist: cannot set the persisting L2 size";
+            for (int j : kept) {
+                fallback(j, why);
+            }
+            kept.clear();
         }
         if (!kept.empty()) {
             cudaStreamAttrValue old{};

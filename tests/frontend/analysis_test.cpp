@@ -153,6 +153,31 @@ __global__ void k(int n, int w, const float* in, float* out) {
     EXPECT_EQ(k.findArray("in")->mode, ki::AccessMode::Read);
 }
 
+// A row per block (a chunk loop, or one row per blockIdx.y) is not 2-D use; a loop over rows
+// or rows by threadIdx.y is.
+TEST(Frontend, RowsOwnedByOneBlockAreOneDimensional) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+__global__ void k(long long n, long long chunk, int w, int h, const unsigned* in,
+                  const float* m, const float* soa, float* out) {
+    unsigned sum = 0;
+    for (long long i = blockIdx.x * chunk + threadIdx.x; i < n; i += blockDim.x)
+        sum += in[i];
+    float acc = m[blockIdx.y * w + threadIdx.x];
+    for (int r = 0; r < h; ++r)
+        acc += soa[r * w + threadIdx.x];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc + sum;
+}
+)");
+    auto a = s.analyze();
+    ASSERT_TRUE(a);
+    const auto& k = kernel(*a, "k");
+    EXPECT_EQ(k.findArray("in")->dimensionality, 1);
+    EXPECT_EQ(k.findArray("m")->dimensionality, 1);
+    EXPECT_EQ(k.findArray("soa")->dimensionality, 2);
+    EXPECT_EQ(k.findArray("soa")->rowLength, poly("w"));
+}
+
 TEST(Frontend, IndirectThroughAnotherArray) {
     REQUIRE_CUDA();
     Snippet s(std::string(kHeader) + R"(

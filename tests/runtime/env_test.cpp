@@ -80,5 +80,17 @@ TEST(RuntimeEnv, Dispatch) {
     EXPECT_EQ(w.size(), 1u);
 }
 
+TEST(RuntimeEnv, L2Limit) {
+    std::vector<std::string> w;
+    EXPECT_EQ(parseL2LimitEnv(nullptr, w), L2LimitPolicy::Window);
+    EXPECT_EQ(parseL2LimitEnv("window", w), L2LimitPolicy::Window);
+    EXPECT_EQ(parseL2LimitEnv("max", w), L2LimitPolicy::Max);
+    EXPECT_EQ(parseL2LimitEnv(" keep ", w), L2LimitPolicy::Keep);
+    EXPECT_TRUE(w.empty());
+    EXPECT_EQ(parseL2LimitEnv("all", w), L2LimitPolicy::Window);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("MEMPLACE_L2_LIMIT"), std::string::npos);
+}
+
 } // namespace
 } // namespace memplace::detail

@@ -125,5 +125,17 @@ TEST(PitchedTexture, Refusals) {
         pitchedTexture(0x10000, 4000000, 4, 10, 512, 32, 131072, 65000, 1 << 21).ok); // height
 }
 
+TEST(PersistingSetAside, SizedToTheWindow) {
+    constexpr std::size_t MB = std::size_t{1} << 20;
+    const std::size_t maxPersist = 32768000; // the H100's
+    // A 4 KB window takes 1 MB, not the device's maximum.
+    EXPECT_EQ(persistingSetAside(4096, 0, maxPersist, MB), MB);
+    EXPECT_EQ(persistingSetAside(16 * MB + 1, 0, maxPersist, MB), 17 * MB);
+    // Never below what the program had set, never above the maximum.
+    EXPECT_EQ(persistingSetAside(4096, 8 * MB, maxPersist, MB), 8 * MB);
+    EXPECT_EQ(persistingSetAside(64 * MB, 0, maxPersist, MB), maxPersist);
+    EXPECT_EQ(persistingSetAside(0, 0, maxPersist, MB), 0u);
+}
+
 } // namespace
 } // namespace memplace::detail

@@ -124,7 +124,7 @@ struct memplace_kernel_scale_rows {
     static constexpr int numArrays = 3;
     static constexpr memplace::ArrayDesc arrays[3] = {
         {"scale", 1, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
-        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0, memplace::Place::ReadOnly},
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1, -1, memplace::Place::ReadOnly},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<const float, const float, float>;
@@ -133,7 +133,7 @@ struct memplace_kernel_scale_rows {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::Global, memplace::Place::Global, memplace::Place::Global>,
-        memplace::Places<memplace::Place::Constant, memplace::Place::Texture,
+        memplace::Places<memplace::Place::Constant, memplace::Place::ReadOnly,
             memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Nsight Compute on kernels whose texture placement the model ranks wrongly (docs/NOTES.md,
+# 2026-11-25: texture measured faster than global in gathers and stencils, slower in streams):
+# the rewritten program under MEMPLACE=off (the placement as written) and with one array forced
+# to a texture, one profiled launch each after the warm-ups. Needs a prepared evaluation folder
+# (bench/eval/prepare.py --carry DIR). Results under ${OUT:-out/texture_ncu}.
+#   bash bench/eval/texture_ncu.sh out/gpu/eval
+set -uo pipefail
+carry="$(cd "$1" && pwd)"
+out="${OUT:-out/texture_ncu}"
+mkdir -p "$out"
+libs="$carry/lib/libmemplace_placer.a $carry/lib/libmemplace_runtime.a $carry/lib/libmemplace_runtime_core.a $carry/lib/libmemplace_search.a $carry/lib/libmemplace_model.a $carry/lib/libmemplace_trace.a $carry/lib/libmemplace_spec.a $carry/lib/libmemplace_common.a"
+work="$(mktemp -d)"
+build() {
+  nvcc -std=c++20 -O3 -arch=sm_90 -I"$carry/include" -I"$carry/kernels" -c "$carry/src/$1.cu" \
+    -o "$work/$1.o" && nvcc -arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc \
+    "$work/$1.o" $libs -lpthread -o "$work/$1"
+}
+for p in conv2d cfd scan mm spmv; do build "$p" & done
+wait
+# program input kernel array
+cases=(
+  "conv2d hd conv2d in"
+  "cfd grid compute_flux variables"
+  "scan odd scan_reduce in"
+  "mm medium matmul A"
+  "spmv powerlaw spmv_csr_vector colIdx"
+)
+metrics="l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct,l1tex__data_pipe_lsu_wavefronts_mem_lg.sum,l1tex__t_requests_pipe_tex_mem_texture.sum,l1tex__t_sectors_pipe_tex_mem_texture.sum,l1tex__t_sector_pipe_tex_mem_texture_hit_rate.pct,l1tex__f_wavefronts.sum,l1tex__m_xbar2l1tex_read_sectors.sum,l1tex__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed_pipe_tex.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,l1tex__texin_sm2tex_req_cycles_active.avg.pct_of_peak_sustained_elapsed,l1tex__lsuin_requests.sum"
+for c in "${cases[@]}"; do
+  read -r prog input kernel array <<<"$c"
+  for mode in off "force:$array=texture"; do
+    tag="${prog}_${input}_${mode//[:=]/_}"
+    MEMPLACE="$mode" MEMPLACE_QUIET=1 timeout 300 ncu --clock-control none -k "regex:^$kernel" \
+      --launch-skip 3 --launch-count 1 --metrics "$metrics" --csv \
+      "$work/$prog" --input "$input" --warmup 2 --repeat 3 >"$out/$tag.csv" 2>"$out/$tag.err"
+    echo "$tag rc=$?"
+  done
+done
+python3 - "$out" <<'PY'
+import csv, glob, os, sys
+rows = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
+    tag = os.path.basename(f)[:-4]
+    lines = [l for l in open(f) if l.startswith('"')]
+    for r in csv.DictReader(lines):
+        rows.setdefault(r["Metric Name"], {})[tag] = r["Metric Value"]
+tags = sorted({t for m in rows.values() for t in m})
+for m in sorted(rows):
+    print(m, *("%s=%s" % (t, rows[m].get(t, "-")) for t in tags), sep="\n  ")
+PY
