@@ -353,6 +353,20 @@ std::string cacheKey(const CompileRequest& request, const std::vector<std::strin
     return hex64(a.h) + hex64(b.h);
 }
 
+CompileRequest warmUpRequest(const CompileRequest& like) {
+    CompileRequest w;
+    w.source = "#include \"memplace/accessors.cuh\"\n"
+               "template <int N> __global__ void memplace_nvrtc_warm_up(int* p) {\n"
+               "    if (p != nullptr) { p[0] = N; }\n"
+               "}\n";
+    w.nameExpression = "memplace_nvrtc_warm_up<1>";
+    w.ccMajor = like.ccMajor;
+    w.ccMinor = like.ccMinor;
+    w.poolBytes = like.poolBytes;
+    w.extra = like.extra;
+    return w;
+}
+
 Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>* headers,
                const std::vector<std::string>* moreNames, std::vector<std::string>* moreLowered) {
     Binary out;

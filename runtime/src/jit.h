@@ -90,6 +90,11 @@ Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>*
                const std::vector<std::string>* moreNames = nullptr,
                std::vector<std::string>* moreLowered = nullptr);
 
+/// A small program with the device headers, compiled for the options of `like`: the first
+/// compilation of a process that compiles in the background, which initialises NVRTC before
+/// the runtime registers its wait at exit (runtime.cpp, jitStartBackground).
+CompileRequest warmUpRequest(const CompileRequest& like);
+
 // ---- the disk cache ------------------------------------------------------------------------
 
 /// Where compiled instantiations are kept: MEMPLACE_JIT_CACHE (a folder, or `off`), else

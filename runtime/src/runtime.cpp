@@ -529,8 +529,15 @@ void jitStartBackground(Runtime& r, JitEntry& e) {
     e.job = job;
     e.state = JitEntry::State::Pending;
     e.background = true;
-    static const bool waitsAtExit = [] {
-        // A compilation still running at exit would run inside libnvrtc while it is torn down.
+    static const bool waitsAtExit = [&] {
+        // A compilation still running at exit would run inside libnvrtc while it is torn down,
+        // so exit waits for them (waitJitThreads). Exit handlers run in reverse order of
+        // registration, and NVRTC registers the teardown of its internal state during its
+        // first compilation: registered before that, the wait ran after the teardown, and a
+        // compilation still in flight crashed in nvrtcCompileProgram (SIGSEGV at the exit of
+        // hydro_force in the 2026-11-25 evaluations, from the cores). So a small compilation
+        // on this thread comes first.
+        (void)jit::compile(jit::warmUpRequest(e.request));
         std::atexit(waitJitThreads);
         return true;
     }();

@@ -287,6 +287,27 @@ TEST(JitCompile, RuntimeHeadersCompileWithNvrtc) {
     EXPECT_GT(b.compileMs, 0.0);
 }
 
+// The warm-up before the first background compilation must compile (else NVRTC's first real
+// compilation would again come after the runtime's wait at exit) and keep the caller's target.
+TEST(JitCompile, WarmUpCompiles) {
+    std::string why;
+    if (!nvrtcAvailable(&why)) {
+        GTEST_SKIP() << why;
+    }
+    CompileRequest like;
+    like.source = "this is not compiled";
+    like.nameExpression = "nor this";
+    like.ccMajor = 9;
+    like.ccMinor = 0;
+    like.constants = {"k_scale"};
+    const CompileRequest w = warmUpRequest(like);
+    EXPECT_EQ(w.ccMajor, 9);
+    EXPECT_TRUE(w.constants.empty());
+    const Binary b = compile(w);
+    ASSERT_TRUE(b.ok) << b.error;
+    EXPECT_NE(b.kernelName.find("memplace_nvrtc_warm_up"), std::string::npos) << b.kernelName;
+}
+
 TEST(JitCompile, ErrorsCarryTheLogAndAreCacheable) {
     std::string why;
     if (!nvrtcAvailable(&why)) {
