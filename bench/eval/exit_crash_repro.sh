@@ -4,7 +4,8 @@
 # report was written. Runs the case 4 times with the evaluation's environment, then once under
 # cuda-gdb (backtraces of every thread if it crashes). On the device machine, after
 # bench/prepare_gpu.sh: `bash bench/eval/exit_crash_repro.sh` (results under $OUT).
-# Not reproduced in 8 runs on 2026-11-25 (docs/NOTES.md).
+# Not reproduced in 8 runs on 2026-11-25; exit_crash_core.sh (the whole evaluation with core
+# dumps) found the cause (docs/NOTES.md, "NVRTC is initialised before the exit wait").
 set -u
 carry=out/gpu/eval
 out=${OUT:-/tmp/crash}
