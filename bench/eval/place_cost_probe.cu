@@ -10,22 +10,14 @@
 // CUDA events around each launch, 2 warm-ups, the median of 10. Prints CSV: experiment, case,
 // bytes, setaside_mb, ms.
 //   nvcc -O3 -arch=sm_90 -o place_cost_probe place_cost_probe.cu && ./place_cost_probe
+#include "../kernels/common/bench.h" // BENCH_CK
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,                         \
-                         cudaGetErrorString(e_));                                                  \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
 
 namespace {
 
@@ -97,23 +89,23 @@ __global__ void flatTex(cudaTextureObject_t tex, unsigned* out, long long n) {
 template <class F>
 double timeIt(F launch) {
     cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    BENCH_CK(cudaEventCreate(&a));
+    BENCH_CK(cudaEventCreate(&b));
     for (int w = 0; w < 2; ++w)
         launch();
     std::vector<float> ms;
     for (int r = 0; r < 10; ++r) {
-        CK(cudaEventRecord(a));
+        BENCH_CK(cudaEventRecord(a));
         launch();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
+        BENCH_CK(cudaEventRecord(b));
+        BENCH_CK(cudaEventSynchronize(b));
         float t = 0;
-        CK(cudaEventElapsedTime(&t, a, b));
+        BENCH_CK(cudaEventElapsedTime(&t, a, b));
         ms.push_back(t);
     }
-    CK(cudaGetLastError());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
+    BENCH_CK(cudaGetLastError());
+    BENCH_CK(cudaEventDestroy(a));
+    BENCH_CK(cudaEventDestroy(b));
     std::sort(ms.begin(), ms.end());
     return 0.5 * (ms[4] + ms[5]);
 }
@@ -124,8 +116,8 @@ void row(const char* exp, const std::string& c, size_t bytes, double mb, double 
 }
 
 void setAside(size_t bytes) {
-    CK(cudaCtxResetPersistingL2Cache());
-    CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes));
+    BENCH_CK(cudaCtxResetPersistingL2Cache());
+    BENCH_CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes));
 }
 
 void window(const void* p, size_t bytes) {
@@ -135,7 +127,7 @@ void window(const void* p, size_t bytes) {
     v.accessPolicyWindow.hitRatio = bytes ? 1.0f : 0.0f;
     v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-    CK(cudaStreamSetAttribute(0, cudaStreamAttributeAccessPolicyWindow, &v));
+    BENCH_CK(cudaStreamSetAttribute(0, cudaStreamAttributeAccessPolicyWindow, &v));
 }
 
 template <class T>
@@ -149,7 +141,7 @@ cudaTextureObject_t linearTexture(const void* p, size_t bytes) {
     td.readMode = cudaReadModeElementType;
     td.filterMode = cudaFilterModePoint;
     cudaTextureObject_t t = 0;
-    CK(cudaCreateTextureObject(&t, &rd, &td, nullptr));
+    BENCH_CK(cudaCreateTextureObject(&t, &rd, &td, nullptr));
     return t;
 }
 
@@ -169,16 +161,16 @@ void textureCase(const char* type, void* buf, size_t bytes, unsigned* out) {
         timeIt([&] { flatLdg<T><<<flatBlocks, kBlock>>>(in, out, n); }));
     row("texture", "flat_tex_" + t, bytes, 0,
         timeIt([&] { flatTex<T><<<flatBlocks, kBlock>>>(tex, out, n); }));
-    CK(cudaDestroyTextureObject(tex));
+    BENCH_CK(cudaDestroyTextureObject(tex));
 }
 
 } // namespace
 
 int main() {
     cudaDeviceProp prop{};
-    CK(cudaGetDeviceProperties(&prop, 0));
+    BENCH_CK(cudaGetDeviceProperties(&prop, 0));
     int maxPersist = 0;
-    CK(cudaDeviceGetAttribute(&maxPersist, cudaDevAttrMaxPersistingL2CacheSize, 0));
+    BENCH_CK(cudaDeviceGetAttribute(&maxPersist, cudaDevAttrMaxPersistingL2CacheSize, 0));
     std::fprintf(stderr, "%s, L2 %d B, max persisting %d B, SMs %d\n", prop.name, prop.l2CacheSize,
                  maxPersist, prop.multiProcessorCount);
     std::printf("experiment,case,bytes,setaside_mb,ms\n");
@@ -187,13 +179,13 @@ int main() {
     const size_t small = size_t(8) << 20; // 8 MB per array: the copy fits the L2
     const size_t tableBytes = size_t(1) << 20;
     unsigned *a, *b, *table, *out;
-    CK(cudaMalloc(&a, big));
-    CK(cudaMalloc(&b, big));
-    CK(cudaMalloc(&table, tableBytes));
-    CK(cudaMalloc(&out, kBlocks * sizeof(unsigned)));
-    CK(cudaMemset(a, 1, big));
-    CK(cudaMemset(b, 0, big));
-    CK(cudaMemset(table, 2, tableBytes));
+    BENCH_CK(cudaMalloc(&a, big));
+    BENCH_CK(cudaMalloc(&b, big));
+    BENCH_CK(cudaMalloc(&table, tableBytes));
+    BENCH_CK(cudaMalloc(&out, kBlocks * sizeof(unsigned)));
+    BENCH_CK(cudaMemset(a, 1, big));
+    BENCH_CK(cudaMemset(b, 0, big));
+    BENCH_CK(cudaMemset(table, 2, tableBytes));
     const int grid = prop.multiProcessorCount * 8;
 
     // 1. The set-aside alone, then with a window over the 1 MB table the kernel reads.
@@ -224,9 +216,9 @@ int main() {
         textureCase<unsigned>("u32", a, bytes, out);
         textureCase<uint2>("u64", a, bytes, out);
     }
-    CK(cudaFree(a));
-    CK(cudaFree(b));
-    CK(cudaFree(table));
-    CK(cudaFree(out));
+    BENCH_CK(cudaFree(a));
+    BENCH_CK(cudaFree(b));
+    BENCH_CK(cudaFree(table));
+    BENCH_CK(cudaFree(out));
     return 0;
 }
