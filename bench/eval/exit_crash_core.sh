@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole evaluation with core dumps on, then a backtrace of every core (cuda-gdb reads host
-# cores): for the exit crash bench/eval/exit_crash_repro.sh could not reproduce alone.
+# cores): how the exit crash of 2026-11-25, which a program run alone did not reproduce, was
+# found (docs/NOTES.md, "NVRTC is initialised before the exit wait").
 #   bash bench/eval/exit_crash_core.sh out/gpu/eval      (results under $OUT)
 set -u
 carry="$(cd "$1" && pwd)"

@@ -875,7 +875,7 @@ bool setPersistingLimit(const Runtime& r, DeviceAttrs& attrs, std::size_t window
                "cudaDeviceSetLimit(PersistingL2CacheSize)", rep)) {
         return false;
     }
-    std::size_t got = want;
+    std::size_t got = 0; // what the driver made of it (rounded up); `want` if unreadable
     if (!check(cudaDeviceGetLimit(&got, cudaLimitPersistingL2CacheSize),
                "cudaDeviceGetLimit(PersistingL2CacheSize)", rep)) {
         got = want;
