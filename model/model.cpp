@@ -280,6 +280,8 @@ void Model::buildOptions(const spec::Spec& spec) {
                 lp.cache = !mem.softwareManaged;
                 lp.readTx = as.readTransactions[static_cast<size_t>(m)];
                 lp.writeTx = as.writeTransactions[static_cast<size_t>(m)];
+                lp.readRequestCost = mem.requestCost * as.readRequests;
+                lp.writeRequestCost = mem.requestCost * as.writeRequests;
                 int k = stats_.memoryKind[static_cast<size_t>(m)];
                 if (lp.cache && k >= 0) {
                     const ArrayStream& st = as.streams[static_cast<size_t>(k)];
@@ -417,6 +419,11 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
     }
 }
 
+double Model::requestCost(const LevelPre& l, double fr, double fw) {
+    // Writes skip a write-through cache: none of them is a request there.
+    return l.readRequestCost * (1 - fr) + (l.writeThrough ? 0.0 : l.writeRequestCost * (1 - fw));
+}
+
 double Model::writeBackShare(const LevelPre& l, double fw, double capBytes) {
     const double lines = capBytes / l.lineBytes / l.extrapolation;
     const double missed = 1 - std::max(fw, l.writeHist->hitFraction(lines));
@@ -487,6 +494,7 @@ void Model::computeBounds() {
                 uint32_t bit = 0;
                 for (size_t li = 0; li < o.levels.size(); ++li) {
                     const auto& l = o.levels[li];
+                    c += requestCost(l, fr, fw);
                     if (l.cache) {
                         bool onR = ((corner >> bit++) & 1u) != 0;
                         bool onW = ((corner >> bit++) & 1u) != 0;
@@ -830,6 +838,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             double sr = 0, sw = 0, capBytes = 0;
             double reachR = lp.readTx * (1 - fr);
             double reachW = lp.writeTx * (1 - fw);
+            double requests = requestCost(lp, fr, fw);
             if (lp.cache) {
                 capBytes = std::min(s.levelCap[i * s.maxLevels + l], lp.sizeBytes);
                 double lines = capBytes / lp.lineBytes / lp.extrapolation;
@@ -846,7 +855,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
                 sr = reachR;
                 sw = reachW;
             }
-            double c = sr * lp.readCost + sw * lp.writeCost;
+            double c = sr * lp.readCost + sw * lp.writeCost + requests;
             cost += c;
             s.unitLoad[static_cast<size_t>(lp.unit)] += c;
             if (ab != nullptr) {

@@ -16,6 +16,12 @@
 // capacity the array gets there, times the written share of its references). Measured on an
 // H100 against ncu: docs/NOTES.md, "Model against hardware counters".
 //
+// Requests. A memory with a requestCost (MSL) charges it for every warp-level request that
+// reaches it, hit or miss, on its unit: the texture pipeline, slower per request than the
+// load/store one, costs every texture fetch that time even when it misses (docs/msl.md). The
+// requests reaching a level are the array's requests times the share of its transactions that
+// reach it.
+//
 // Cache sharing. Arrays reaching memories of one physical unit share its capacity:
 //  - EqualSplit (PORPLE): each of the k arrays gets 1/k of it;
 //  - Footprint: array i gets x with x + sum_j min(x * s_j / s_i, F_j) = C, where s are the
@@ -178,6 +184,9 @@ private:
         bool writeThrough = false;
         double readTx = 0, writeTx = 0;
         double readCost = 0, writeCost = 0; ///< latency x concurrency factor
+        /// The memory's requestCost times the array's warp-level reads (writes): what they
+        /// cost here when all of them reach the level.
+        double readRequestCost = 0, writeRequestCost = 0;
         const Histogram* readHist = nullptr;
         const Histogram* writeHist = nullptr;
         double lineBytes = 32;
@@ -194,6 +203,9 @@ private:
     /// transactions that the kernel writes back to the level below (`fw`: the share served
     /// above). See the header comment (Writes).
     static double writeBackShare(const LevelPre& l, double fw, double capBytes);
+    /// What the requests reaching level `l` cost there (its requestCost), `fr` (`fw`) of the
+    /// array's read (write) transactions having been served above.
+    static double requestCost(const LevelPre& l, double fr, double fw);
     struct Option {
         Place place = Place::Global;
         int path = 0;

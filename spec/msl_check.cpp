@@ -257,6 +257,23 @@ public:
         return v.number;
     }
 
+    /// A number in [0, max], no unit.
+    std::optional<double> nonNegative(const Field& f, double max) {
+        const Value& v = f.value;
+        if (isSpecial(v)) {
+            specialNotAllowed(f);
+            return std::nullopt;
+        }
+        if (v.kind != Kind::Number || !v.unit.empty() || v.number < 0 || v.number > max) {
+            r_.error(
+                v.location,
+                fmt::format("'{}' expects a number in [0, {}], found {}", f.name, max,
+                            v.kind == Kind::Number ? fmt::format("{}", v.number) : v.describe()));
+            return std::nullopt;
+        }
+        return v.number;
+    }
+
     /// `(read, write)`, `(read, om)` or a single number for both.
     std::optional<Latency> latency(const Field& f, std::string_view memory) {
         const Value& v = f.value;
@@ -437,6 +454,7 @@ const std::vector<FieldRule>& memoryRules() {
         {"serialCondition", Need::Required},
         {"unit", Need::Optional},
         {"wordSize", Need::Optional},
+        {"requestCost", Need::Optional},
     };
     return rules;
 }
@@ -667,6 +685,9 @@ private:
         }
         if (const Field* f = fields.get("serialCondition")) {
             readCondition(*f, m);
+        }
+        if (const Field* f = fields.get("requestCost")) {
+            m.requestCost = read_.nonNegative(*f, 1e7).value_or(0.0);
         }
         memories_.push_back(std::move(pm));
     }

@@ -96,6 +96,9 @@ std::string printSpec(const Spec& spec) {
         if (m.wordSize != 4) {
             line("wordSize", formatBytes(m.wordSize));
         }
+        if (m.requestCost != 0) {
+            line("requestCost", formatNumber(m.requestCost));
+        }
         out += "}\n";
     }
 
@@ -135,9 +138,10 @@ bool operator==(const Memory& a, const Memory& b) {
     return a.name == b.name && a.id == b.id && a.softwareManaged == b.softwareManaged &&
            a.writable == b.writable && a.dim == b.dim && a.size == b.size &&
            a.blockSize == b.blockSize && a.banks == b.banks && a.wordSize == b.wordSize &&
-           a.latency.read == b.latency.read && a.latency.write == b.latency.write &&
-           a.upperLevels == b.upperLevels && a.lowerLevels == b.lowerLevels &&
-           a.shareScope == b.shareScope && a.concurrency.memoryBound == b.concurrency.memoryBound &&
+           a.requestCost == b.requestCost && a.latency.read == b.latency.read &&
+           a.latency.write == b.latency.write && a.upperLevels == b.upperLevels &&
+           a.lowerLevels == b.lowerLevels && a.shareScope == b.shareScope &&
+           a.concurrency.memoryBound == b.concurrency.memoryBound &&
            a.concurrency.computeBound == b.concurrency.computeBound && a.unit == b.unit &&
            a.serialCondition == b.serialCondition;
 }

@@ -67,6 +67,9 @@ struct Memory {
     ShareScope shareScope = ShareScope::Device;
     ConcurrencyFactor concurrency;
     std::string unit; ///< physical unit; memories with one unit share its capacity (default: name)
+    /// Model cycles every warp-level request reaching this memory costs on its unit, hit or
+    /// miss: a pipeline slower than the others (the texture pipeline). 0: none.
+    double requestCost = 0;
     std::optional<SerialCondition> serialCondition; ///< none: never serializes
 };
 

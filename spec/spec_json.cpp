@@ -74,6 +74,7 @@ nlohmann::json toJson(const Spec& spec) {
             {"serialCondition",
              m.serialCondition ? json(m.serialCondition->toString()) : json(nullptr)},
             {"unit", m.unit},
+            {"requestCost", m.requestCost},
         };
         memories.push_back(std::move(j));
     }

@@ -115,6 +115,27 @@ TEST(Model, HandComputedTransactionsHitsAndTimes) {
     EXPECT_EQ(m.candidates(0), (std::vector<Place>{Place::Global, Place::Constant, Place::Shared}));
 }
 
+// requestCost: every warp-level request reaching the memory pays it, hit or miss. kHand's 3
+// requests all reach L1; 4 of its 9 L1 transactions miss, so 3 * 4/9 requests reach global.
+TEST(Model, RequestCostIsPaidByEveryRequestThatReachesTheMemory) {
+    spec::Spec s = tinySpec("unit = L1TEX;\n}\n\nmemory global",
+                            "unit = L1TEX; requestCost = 7;\n}\n\nmemory global");
+    ASSERT_EQ(s.findMemory("L1")->requestCost, 7.0);
+    trace::Trace t = parse(kHand, kHandHead);
+    auto m = build(t, s);
+    Prediction g = m->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(g, 0, "L1").cycles, 50 + 3 * 7);
+    EXPECT_DOUBLE_EQ(g.cycles, 450 + 21);
+    EXPECT_DOUBLE_EQ(m->cycles({Place::Constant}), 3250) << "other memories pay nothing";
+
+    spec::Spec s2 = tinySpec("latency = (100, 100);", "latency = (100, 100); requestCost = 9;");
+    auto m2 = build(t, s2);
+    Prediction g2 = m2->predict({Place::Global});
+    EXPECT_DOUBLE_EQ(level(g2, 0, "global").cycles, 400 + 3.0 * 4.0 / 9.0 * 9);
+    std::vector<uint8_t> none(1, 0);
+    EXPECT_LE(m2->lowerBound({Place::Global}, none), g2.cycles);
+}
+
 TEST(Model, MemoryCountersSumTheLevelsOfEveryArray) {
     // Two arrays on the global path: A as in kHand (L1 9 requests, 5 hits; global 4), B read
     // once coalesced (L1 4 requests, 0 hits; global 4) and written once (global 4 writes).

@@ -90,6 +90,33 @@ TEST(MslParse, CommentsUnitsHexAndSingleValues) {
     EXPECT_EQ(s3->findMemory("L1")->latency.write, 30.0);
 }
 
+TEST(MslParse, RequestCostIsReadPrintedAndChecked) {
+    auto plain = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(plain) << plain.message();
+    EXPECT_EQ(plain->findMemory("L1")->requestCost, 0.0) << "none unless given";
+    EXPECT_EQ(printSpec(*plain).find("requestCost"), std::string::npos);
+
+    auto s = parseSpec(testing::minimalSpecWith(26, "    serialCondition = warp{ address1 / 32 != "
+                                                    "address2 / 32 }; requestCost = 12.5;"),
+                       "cost.msl");
+    ASSERT_TRUE(s) << s.message();
+    EXPECT_EQ(s->findMemory("L1")->requestCost, 12.5);
+    std::string printed = printSpec(*s);
+    EXPECT_NE(printed.find("requestCost = 12.5;"), std::string::npos) << printed;
+    auto again = parseSpec(printed, "printed.msl");
+    ASSERT_TRUE(again) << again.message();
+    EXPECT_EQ(again->findMemory("L1")->requestCost, 12.5);
+    EXPECT_FALSE(equivalent(*plain, *s)) << "the cost is part of the memory";
+
+    auto negative = parseSpec(testing::minimalSpecWith(26, "    requestCost = -1;"), "neg.msl");
+    ASSERT_FALSE(negative);
+    EXPECT_NE(negative.message().find("neg.msl:26:"), std::string::npos) << negative.message();
+    EXPECT_NE(negative.message().find("'requestCost' expects a number in [0, "), std::string::npos)
+        << negative.message();
+    auto withUnit = parseSpec(testing::minimalSpecWith(26, "    requestCost = 4 KB;"), "u.msl");
+    ASSERT_FALSE(withUnit) << "a cost has no unit";
+}
+
 TEST(MslParse, PrintParsesBackToTheSameSpec) {
     auto s = parseSpec(minimalSpec(), "min.msl");
     ASSERT_TRUE(s) << s.message();
