@@ -21,7 +21,7 @@
 # Environment: EVAL_DEADLINE_S (default 500: no case starts after it), EVAL_CASE_TIMEOUT_S (90),
 # EVAL_MAX (64 placements per signature), EVAL_BUDGET_MS (3000 per signature), EVAL_REPEAT (10),
 # EVAL_WARMUP (2), EVAL_JOBS (cores), EVAL_JIT (always: placements not compiled in are measured
-# as JIT instantiations; auto: through the dynamic accessor), EVAL_PROGRAM_REPEAT (20 timed runs
+# as JIT instantiations; auto: through the dynamic accessor), EVAL_PROGRAM_REPEAT (30 timed runs
 # of each program, so that the Placer's on-line tuning finishes within the run).
 set -uo pipefail
 carry="$(cd "${1:?usage: evaluate.sh CARRY [OUT]}" && pwd)"
@@ -118,7 +118,7 @@ for line in "${caselines[@]}"; do
     MEMPLACE_TRACE_DIR="$work/traces/$tag" \
     MEMPLACE_SWEEP_ORIGINAL="$orig" MEMPLACE_SWEEP_COMPARE_SPEC="$compare_spec" \
     timeout "${EVAL_CASE_TIMEOUT_S:-90}" "$work/rw/$prog" --input "$input" \
-    --repeat "${EVAL_PROGRAM_REPEAT:-20}" \
+    --repeat "${EVAL_PROGRAM_REPEAT:-30}" \
     >"$work/runs/run_$tag.json" 2>"$work/runs/run_$tag.err"
   rc=$?
   ms=$(($(date +%s%3N) - s))

@@ -97,6 +97,11 @@ struct Options {
     /// ranks the right placement second or third costs a few launches, not the run
     /// (docs/placer.md, "On-line tuning").
     int tuneCandidates = 3;
+    /// MEMPLACE_TUNE_EXPLORE: the shortlist also holds, for up to this many places none of its
+    /// placements uses, the best predicted move of one array there from the original (the
+    /// fastest predicted first). The model ranks placements on one path better than it ranks
+    /// paths against each other (docs/NOTES.md, 2026-11-26). 0: none.
+    int tuneExplore = 2;
     double tuneMargin = 1.01;
     /// Launches a candidate may wait for its just-in-time instantiation before it is dropped.
     int tuneMaxWaits = 64;
@@ -248,6 +253,12 @@ struct JitContext {
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
                                  const std::vector<Placement>& compiled, const Options& options,
                                  const JitContext& jit = {});
+
+/// On-line tuning's exploration (Options::tuneExplore): for each place no placement of
+/// `shortlist` moves an array to, the best predicted placement that moves one array from the
+/// original there; the `count` fastest predicted, fastest first.
+std::vector<Placement> explorationMoves(const model::Model& m,
+                                        const std::vector<Placement>& shortlist, int count);
 
 /// On-line tuning's choice: the index of the candidate with the least median time, when it is
 /// `margin` faster than the original's median; -1 otherwise (the original stays) or when the

@@ -148,6 +148,7 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     number("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, 1, 1 << 26);
     number("MEMPLACE_SEARCH_MS", o.searchMs, 1, 3600000);
     number("MEMPLACE_TUNE", o.tuneCandidates, 0, 16);
+    number("MEMPLACE_TUNE_EXPLORE", o.tuneExplore, 0, 8);
     if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
@@ -167,6 +168,50 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
 }
 
 // ---- the engine step -----------------------------------------------------------------------
+
+std::vector<Placement> explorationMoves(const model::Model& m,
+                                        const std::vector<Placement>& shortlist, int count) {
+    const Placement original = m.original();
+    auto uses = [&](const Placement& p, Place q) {
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            if (p[i] != original[i] && m.equivalent(i, p[i], q)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    std::vector<std::pair<double, Placement>> moves; // the best move per place
+    for (Place q : kAllPlaces) {
+        if (std::any_of(shortlist.begin(), shortlist.end(),
+                        [&](const Placement& p) { return uses(p, q); })) {
+            continue;
+        }
+        std::pair<double, Placement> best{model::kInfeasible, {}};
+        for (std::size_t i = 0; i < m.arrayCount(); ++i) {
+            const auto& places = m.candidates(i);
+            if (std::find(places.begin(), places.end(), q) == places.end() ||
+                m.equivalent(i, q, original[i])) {
+                continue;
+            }
+            Placement p = original;
+            p[i] = q;
+            const double c = m.cycles(p);
+            if (c < best.first) {
+                best = {c, std::move(p)};
+            }
+        }
+        if (best.first < model::kInfeasible) {
+            moves.push_back(std::move(best));
+        }
+    }
+    std::stable_sort(moves.begin(), moves.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Placement> out;
+    for (std::size_t k = 0; k < moves.size() && static_cast<int>(k) < count; ++k) {
+        out.push_back(std::move(moves[k].second));
+    }
+    return out;
+}
 
 Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& spec,
                                  const std::vector<Placement>& compiled, const Options& options,
@@ -290,6 +335,9 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                 r.candidates.push_back(o->p);
                 times.push_back(o->cycles);
             }
+        }
+        for (const Placement& p : explorationMoves(m, r.candidates, options.tuneExplore)) {
+            r.candidates.push_back(p);
         }
     };
     // The least effective time; among equals a compiled one, then the one closest to the

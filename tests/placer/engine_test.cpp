@@ -197,6 +197,7 @@ TEST(Engine, TheTuningShortlistHasDistinctPredictionsAndNeverTheOriginal) {
     auto t = trace::synth::polyCoefficients();
     ASSERT_TRUE(t) << t.message();
     Options o;
+    o.tuneExplore = 0; // exploration moves may be priced alike: TuningExploresPlaces
     auto m = model::analyze(*t, h100());
     ASSERT_TRUE(m) << m.message();
     const model::Model model(h100(), std::move(*m));
@@ -223,6 +224,69 @@ TEST(Engine, TheTuningShortlistHasDistinctPredictionsAndNeverTheOriginal) {
     auto one = runEngine(*t, h100(), {}, o);
     ASSERT_TRUE(one);
     EXPECT_TRUE(one->candidates.empty());
+}
+
+TEST(Engine, TuningExploresPlacesTheShortlistDoesNotUse) {
+    auto t = trace::synth::polyCoefficients();
+    ASSERT_TRUE(t) << t.message();
+    auto st = model::analyze(*t, h100());
+    ASSERT_TRUE(st) << st.message();
+    const model::Model m(h100(), std::move(*st));
+    const Placement original = m.original();
+    auto placeMoved = [&](const Placement& p) {
+        std::vector<Place> moved;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            if (p[i] != original[i]) {
+                moved.push_back(p[i]);
+            }
+        }
+        return moved;
+    };
+    const auto all = explorationMoves(m, {}, 8);
+    ASSERT_GE(all.size(), 2u) << "the kernel has arrays that can leave global";
+    std::vector<Place> seen;
+    double last = 0;
+    for (const Placement& p : all) {
+        const auto moved = placeMoved(p);
+        ASSERT_EQ(moved.size(), 1u) << "one array moved from the original";
+        EXPECT_EQ(std::count(seen.begin(), seen.end(), moved[0]), 0) << "one move per place";
+        seen.push_back(moved[0]);
+        const double c = m.cycles(p);
+        EXPECT_LT(c, model::kInfeasible);
+        EXPECT_GE(c, last) << "fastest predicted first";
+        last = c;
+        // No other move of one array to that place is predicted faster.
+        for (std::size_t i = 0; i < original.size(); ++i) {
+            const auto& places = m.candidates(i);
+            if (std::find(places.begin(), places.end(), moved[0]) != places.end()) {
+                Placement q = original;
+                q[i] = moved[0];
+                EXPECT_GE(m.cycles(q), c);
+            }
+        }
+    }
+    EXPECT_EQ(explorationMoves(m, {}, 1).size(), 1u);
+    EXPECT_TRUE(explorationMoves(m, {}, 0).empty());
+    // A place the shortlist already uses is not explored again.
+    const auto rest = explorationMoves(m, {all.front()}, 8);
+    EXPECT_EQ(rest.size(), all.size() - 1);
+    for (const Placement& p : rest) {
+        EXPECT_NE(placeMoved(p), placeMoved(all.front()));
+    }
+    // The engine appends them to the shortlist.
+    Options o;
+    o.tuneExplore = 1;
+    auto r = runEngine(*t, h100(), {}, o, JitContext{true, false});
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_LE(r->candidates.size(), static_cast<std::size_t>(o.tuneCandidates + 1));
+    o.tuneExplore = 0;
+    auto without = runEngine(*t, h100(), {}, o, JitContext{true, false});
+    ASSERT_TRUE(without) << without.message();
+    const auto extra = explorationMoves(m, without->candidates, 1);
+    EXPECT_EQ(r->candidates.size(), without->candidates.size() + extra.size());
+    if (!extra.empty()) {
+        EXPECT_EQ(r->candidates.back(), extra.front());
+    }
 }
 
 TEST(Tuning, TheFastestMedianWinsOnlyByTheMargin) {

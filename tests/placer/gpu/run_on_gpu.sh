@@ -32,8 +32,8 @@ say "auto-installed Placer, MEMPLACE_TIME=1, 12 launches of a 4M-thread lookup"
 MEMPLACE_TIME=1 MEMPLACE_REPORT="$out/auto_timed.json" "$bin/placer_auto_program" 12 4194304 2>&1 | tee -a "$log"
 [[ ${PIPESTATUS[0]} -eq 0 && -s "$out/auto_timed.json" ]] || { echo "auto (timed) failed" | tee -a "$log"; status=1; }
 
-say "on-line tuning (MEMPLACE_TUNE=3): 20 launches, the shortlist measured, one kept"
-MEMPLACE_TUNE=3 MEMPLACE_REPORT="$out/auto_tuned.json" "$bin/placer_auto_program" 20 4194304 >"$out/auto_tuned.log" 2>&1
+say "on-line tuning (MEMPLACE_TUNE=3, MEMPLACE_TUNE_EXPLORE=2): 30 launches, the shortlist measured, one kept"
+MEMPLACE_TUNE=3 MEMPLACE_TUNE_EXPLORE=2 MEMPLACE_REPORT="$out/auto_tuned.json" "$bin/placer_auto_program" 30 4194304 >"$out/auto_tuned.log" 2>&1
 rc=$?
 python3 - "$out/auto_tuned.json" <<'PY' | tee -a "$log"
 import json, sys
