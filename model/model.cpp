@@ -419,6 +419,16 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
     }
 }
 
+double Model::cacheLines(const LevelPre& l, double capBytes, uint64_t arrayBytes) const {
+    if (pools_[static_cast<size_t>(l.pool)].partition &&
+        capBytes >= static_cast<double>(arrayBytes)) {
+        // The whole array in its persisting partition: nothing else is there to evict it, so
+        // every reuse hits, however far the untraced blocks would stretch its distances.
+        return kInfeasible;
+    }
+    return capBytes / l.lineBytes / l.extrapolation;
+}
+
 double Model::requestCost(const LevelPre& l, double fr, double fw) {
     // Writes skip a write-through cache: none of them is a request there.
     return l.readRequestCost * (1 - fr) + (l.writeThrough ? 0.0 : l.writeRequestCost * (1 - fw));
@@ -479,8 +489,7 @@ void Model::computeBounds() {
                     if (pools_[static_cast<size_t>(l.pool)].partition) {
                         cap = std::min(cap, static_cast<double>(o.bytes));
                     }
-                    double lines = cap / l.lineBytes / l.extrapolation;
-                    hr = l.readHist->hitFraction(lines);
+                    hr = l.readHist->hitFraction(cacheLines(l, cap, o.bytes));
                 }
                 hmaxR.push_back(hr);
                 capMax.push_back(cap);
@@ -841,7 +850,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             double requests = requestCost(lp, fr, fw);
             if (lp.cache) {
                 capBytes = std::min(s.levelCap[i * s.maxLevels + l], lp.sizeBytes);
-                double lines = capBytes / lp.lineBytes / lp.extrapolation;
+                double lines = cacheLines(lp, capBytes, o.bytes);
                 double nr = std::max(fr, lp.readHist->hitFraction(lines));
                 sr = lp.readTx * (nr - fr);
                 fr = nr;

@@ -206,6 +206,9 @@ private:
     /// What the requests reaching level `l` cost there (its requestCost), `fr` (`fw`) of the
     /// array's read (write) transactions having been served above.
     static double requestCost(const LevelPre& l, double fr, double fw);
+    /// The lines of cache level `l` an array of `arrayBytes` holds with `capBytes` of it, in its
+    /// reuse histogram's units (sampled traces' distances are stretched: see extrapolation).
+    double cacheLines(const LevelPre& l, double capBytes, uint64_t arrayBytes) const;
     struct Option {
         Place place = Place::Global;
         int path = 0;

@@ -97,8 +97,8 @@ struct Options {
     /// ranks the right placement second or third costs a few launches, not the run
     /// (docs/placer.md, "On-line tuning").
     int tuneCandidates = 3;
-    /// MEMPLACE_TUNE_EXPLORE: the shortlist also holds, for up to this many places none of its
-    /// placements uses, the best predicted move of one array there from the original (the
+    /// MEMPLACE_TUNE_EXPLORE: the shortlist also holds, for up to this many places, the best
+    /// predicted move of one array there from the original that it does not hold yet (the
     /// fastest predicted first). The model ranks placements on one path better than it ranks
     /// paths against each other (docs/NOTES.md, 2026-11-26). 0: none.
     int tuneExplore = 2;
@@ -254,9 +254,9 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
                                  const std::vector<Placement>& compiled, const Options& options,
                                  const JitContext& jit = {});
 
-/// On-line tuning's exploration (Options::tuneExplore): for each place no placement of
-/// `shortlist` moves an array to, the best predicted placement that moves one array from the
-/// original there; the `count` fastest predicted, fastest first.
+/// On-line tuning's exploration (Options::tuneExplore): for each place, the best predicted
+/// placement that moves one array from the original there and is not in `shortlist`; the
+/// `count` fastest predicted, fastest first.
 std::vector<Placement> explorationMoves(const model::Model& m,
                                         const std::vector<Placement>& shortlist, int count);
 

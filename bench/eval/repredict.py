@@ -19,7 +19,8 @@ placement measured through the runtime's own dispatch, then recomputes as analyz
             prices both alike); the original stays unless the choice is predicted 1.02x faster;
   within 5% the choice's measured time against the best measured;
   share     geomean speedup of the choice over the original / the oracle's.
-With --tune K (default 3) the choice is then the Placer's on-line tuning among its shortlist,
+With --tune K (default 3) the choice is then the Placer's on-line tuning among its shortlist
+(with --explore N, default 2, exploration moves as MEMPLACE_TUNE_EXPLORE),
 with the sweep's medians standing in for the Placer's own timed launches.
 The choice is made among the measured placements only (a new model may prefer one that was not
 measured; such cases are counted and listed with --detail).
@@ -133,11 +134,28 @@ def choose(cands, original, jit=True):
     return decision
 
 
-def tune(cands, original, first, measured, k, margin=1.01):
-    """The Placer's on-line tuning (Options::tuneCandidates): the decision as it runs, then the
-    fastest predicted placements of distinct predicted time (never the original), k in all,
-    each measured; the fastest stays unless none is `margin` faster than the original. Here the
-    sweep's medians stand for the Placer's few timed launches."""
+def exploration(pred, original, short, count):
+    """The Placer's exploration moves (explorationMoves): for each place, the best predicted
+    placement (among those measured) that moves one array from the original there and is not in
+    `short`; the `count` fastest predicted."""
+    def moved(key):
+        return [(a, v) for a, v in parse(key).items() if v != original.get(a)]
+    best = {}
+    for key, t in pred.items():
+        m = moved(key)
+        if len(m) != 1 or key in short or {m[0][1], original.get(m[0][0])} <= ALIASES:
+            continue
+        if m[0][1] not in best or t < pred[best[m[0][1]]]:
+            best[m[0][1]] = key
+    return sorted(best.values(), key=lambda key: pred[key])[:count]
+
+
+def tune(cands, original, first, measured, k, margin=1.01, explore=2):
+    """The Placer's on-line tuning (Options::tuneCandidates, tuneExplore): the decision as it
+    runs, then the fastest predicted placements of distinct predicted time (never the original),
+    k in all, then the exploration moves; each measured; the fastest stays unless none is
+    `margin` faster than the original. Here the sweep's medians stand for the Placer's few timed
+    launches."""
     orig_key = unparse(original)
     pred = {unparse(p): t for p, t, _ in cands if t is not None}
     if orig_key not in pred:
@@ -155,6 +173,7 @@ def tune(cands, original, first, measured, k, margin=1.01):
         if key != orig_key and all(abs(pred[key] - t) > 1e-6 * max(pred[key], t) for t in times):
             short.append(key)
             times.append(pred[key])
+    short += exploration(pred, original, short, explore)
     best = min(short, key=lambda key: measured[key][0], default=None)
     if best is not None and measured[best][0] * margin < measured[orig_key][0]:
         return best
@@ -177,6 +196,8 @@ def main():
     ap.add_argument("--instantiated", action="store_true",
                     help="only placements measured as their own machine code (specialised or "
                          "JIT), not through the dynamic accessor")
+    ap.add_argument("--explore", type=int, default=2, metavar="N",
+                    help="the tuning's exploration moves (MEMPLACE_TUNE_EXPLORE; default 2)")
     ap.add_argument("--tune", type=int, default=3, metavar="K",
                     help="the Placer's on-line tuning: K candidates measured (default 3; 0 or 1: "
                          "off, the model's choice alone)")
@@ -220,7 +241,7 @@ def main():
         cands = [(parse(k), pred.get(k), comp) for k, (_, comp) in measured.items()]
         pick = choose(cands, original, args.jit)
         if args.tune >= 2:
-            pick = tune(cands, original, pick, measured, args.tune)
+            pick = tune(cands, original, pick, measured, args.tune, explore=args.explore)
         pts = [(pred[k], t) for k, (t, _) in measured.items() if pred.get(k) is not None]
         rho = spearman([p for p, _ in pts], [t for _, t in pts])
         t_best = min(t for t, _ in measured.values())

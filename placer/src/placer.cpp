@@ -172,20 +172,8 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
 std::vector<Placement> explorationMoves(const model::Model& m,
                                         const std::vector<Placement>& shortlist, int count) {
     const Placement original = m.original();
-    auto uses = [&](const Placement& p, Place q) {
-        for (std::size_t i = 0; i < p.size(); ++i) {
-            if (p[i] != original[i] && m.equivalent(i, p[i], q)) {
-                return true;
-            }
-        }
-        return false;
-    };
     std::vector<std::pair<double, Placement>> moves; // the best move per place
     for (Place q : kAllPlaces) {
-        if (std::any_of(shortlist.begin(), shortlist.end(),
-                        [&](const Placement& p) { return uses(p, q); })) {
-            continue;
-        }
         std::pair<double, Placement> best{model::kInfeasible, {}};
         for (std::size_t i = 0; i < m.arrayCount(); ++i) {
             const auto& places = m.candidates(i);
@@ -196,7 +184,8 @@ std::vector<Placement> explorationMoves(const model::Model& m,
             Placement p = original;
             p[i] = q;
             const double c = m.cycles(p);
-            if (c < best.first) {
+            if (c < best.first &&
+                std::find(shortlist.begin(), shortlist.end(), p) == shortlist.end()) {
                 best = {c, std::move(p)};
             }
         }

@@ -226,7 +226,7 @@ TEST(Engine, TheTuningShortlistHasDistinctPredictionsAndNeverTheOriginal) {
     EXPECT_TRUE(one->candidates.empty());
 }
 
-TEST(Engine, TuningExploresPlacesTheShortlistDoesNotUse) {
+TEST(Engine, TuningExploresTheBestMoveToEachPlace) {
     auto t = trace::synth::polyCoefficients();
     ASSERT_TRUE(t) << t.message();
     auto st = model::analyze(*t, h100());
@@ -267,11 +267,15 @@ TEST(Engine, TuningExploresPlacesTheShortlistDoesNotUse) {
     }
     EXPECT_EQ(explorationMoves(m, {}, 1).size(), 1u);
     EXPECT_TRUE(explorationMoves(m, {}, 0).empty());
-    // A place the shortlist already uses is not explored again.
+    // A move the shortlist holds is not repeated: the next best move to that place comes
+    // instead, when there is one.
     const auto rest = explorationMoves(m, {all.front()}, 8);
-    EXPECT_EQ(rest.size(), all.size() - 1);
+    EXPECT_GE(rest.size(), all.size() - 1);
     for (const Placement& p : rest) {
-        EXPECT_NE(placeMoved(p), placeMoved(all.front()));
+        EXPECT_NE(p, all.front());
+        if (placeMoved(p) == placeMoved(all.front())) {
+            EXPECT_GE(m.cycles(p), m.cycles(all.front()));
+        }
     }
     // The engine appends them to the shortlist.
     Options o;
