@@ -246,29 +246,28 @@ public:
         return std::nullopt;
     }
 
+    /// A number in (0, max], no unit.
     std::optional<double> positive(const Field& f, const Value& v, double max) {
-        if (v.kind != Kind::Number || !v.unit.empty() || v.number <= 0 || v.number > max) {
-            r_.error(
-                v.location,
-                fmt::format("'{}' expects a number in (0, {}], found {}", f.name, max,
-                            v.kind == Kind::Number ? fmt::format("{}", v.number) : v.describe()));
-            return std::nullopt;
-        }
-        return v.number;
+        return numberUpTo(f, v, max, false);
     }
 
     /// A number in [0, max], no unit.
     std::optional<double> nonNegative(const Field& f, double max) {
-        const Value& v = f.value;
-        if (isSpecial(v)) {
+        if (isSpecial(f.value)) {
             specialNotAllowed(f);
             return std::nullopt;
         }
-        if (v.kind != Kind::Number || !v.unit.empty() || v.number < 0 || v.number > max) {
-            r_.error(
-                v.location,
-                fmt::format("'{}' expects a number in [0, {}], found {}", f.name, max,
-                            v.kind == Kind::Number ? fmt::format("{}", v.number) : v.describe()));
+        return numberUpTo(f, f.value, max, true);
+    }
+
+    /// A number without a unit in [0, max] (`zero`) or (0, max].
+    std::optional<double> numberUpTo(const Field& f, const Value& v, double max, bool zero) {
+        const bool below = zero ? v.number < 0 : v.number <= 0;
+        if (v.kind != Kind::Number || !v.unit.empty() || below || v.number > max) {
+            r_.error(v.location, fmt::format("'{}' expects a number in {}0, {}], found {}", f.name,
+                                             zero ? "[" : "(", max,
+                                             v.kind == Kind::Number ? fmt::format("{}", v.number)
+                                                                    : v.describe()));
             return std::nullopt;
         }
         return v.number;
