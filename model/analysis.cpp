@@ -262,6 +262,42 @@ struct BlockWarps {
     std::vector<std::pair<uint32_t, uint32_t>> warps; // record ranges
 };
 
+/// Per array, the warp reads that follow (in the warp's program order) a store to another array
+/// that itself waited on a load: a load of any other array since the warp's previous store. A
+/// store of a constant or of a thread index waits on nothing; a load of the stored array's own
+/// elements guards it at most (bfs clears mask[tid] after reading it), and a branch on a load
+/// orders everything after it whatever the pointers are.
+std::vector<double> orderedReads(const Trace& t, size_t narrays) {
+    std::vector<double> ordered(narrays, 0.0);
+    const auto& records = t.records();
+    std::vector<uint32_t> readSince; // arrays read since the warp's previous store
+    std::vector<uint32_t> waited;    // arrays with a store that waited on a load
+    for (const auto& w : t.warpRanges()) {
+        readSince.clear();
+        waited.clear();
+        for (uint32_t i = w.begin; i < w.end; ++i) {
+            const Record& r = records[i];
+            const uint32_t a = r.array;
+            if (r.kind == AccessKind::Read) {
+                if (std::any_of(waited.begin(), waited.end(), [&](uint32_t b) { return b != a; })) {
+                    ordered[a] += 1;
+                }
+                if (std::find(readSince.begin(), readSince.end(), a) == readSince.end()) {
+                    readSince.push_back(a);
+                }
+                continue;
+            }
+            bool loadFed =
+                std::any_of(readSince.begin(), readSince.end(), [&](uint32_t b) { return b != a; });
+            if (loadFed && std::find(waited.begin(), waited.end(), a) == waited.end()) {
+                waited.push_back(a);
+            }
+            readSince.clear();
+        }
+    }
+    return ordered;
+}
+
 std::vector<BlockWarps> blocksOf(const Trace& t) {
     std::vector<BlockWarps> out;
     for (const auto& w : t.warpRanges()) {
@@ -1123,6 +1159,10 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                                        options.lineSampleRate));
     }
 
+    // Reads a plain pointer keeps behind a store. A kernel with shared memory synchronises its
+    // block, and a barrier orders loads after stores whatever the pointers: none counted there.
+    const std::vector<double> ordered =
+        st.sharedPerBlock == 0 ? orderedReads(t, narrays) : std::vector<double>(narrays, 0.0);
     // Pattern statistics, per request and per block.
     for (size_t a = 0; a < narrays; ++a) {
         ArrayStats& as = st.arrays[a];
@@ -1140,6 +1180,7 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
             as.blockReuse = p.reuseSum / p.reuseBlocks;
         }
         as.copyBackSectors *= st.scale;
+        as.orderedReadRequests = ordered[a] * st.scale;
         as.readRequests *= st.scale;
         as.writeRequests *= st.scale;
         as.readLanes *= st.scale;

@@ -260,6 +260,9 @@ void Model::buildOptions(const spec::Spec& spec) {
             o.capacityGroup = placeGroup[static_cast<size_t>(p)];
             o.bytes = as.info.bytes();
             o.persisting = p == Place::L2Persist;
+            if ((p == Place::Global || p == Place::L2Persist) && as.readRequests > 0) {
+                o.readSerialization = 1 + as.orderedReadRequests / as.readRequests;
+            }
             if (isStagedEntry(spec, *e)) {
                 bool written = as.info.mode != trace::ArrayMode::Read;
                 o.stagedBytes = o.bytes + (written ? (as.info.length + 31) / 32 * 4 : 0);
@@ -313,6 +316,7 @@ void Model::buildOptions(const spec::Spec& spec) {
                 const Option& q = a.options[j];
                 bool equal = q.path == o.path && q.capacityGroup == o.capacityGroup &&
                              q.stagedBytes == o.stagedBytes && q.persisting == o.persisting &&
+                             q.readSerialization == o.readSerialization &&
                              q.levels.size() == o.levels.size();
                 for (size_t l = 0; equal && l < o.levels.size(); ++l) {
                     equal = q.levels[l].memory == o.levels[l].memory;
@@ -369,7 +373,7 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
         for (auto& o : arrays_[i].options) {
             for (auto& l : o.levels) {
                 const spec::Memory& m = spec.memories[static_cast<size_t>(l.memory)];
-                l.readCost = m.latency.read * factor(m);
+                l.readCost = m.latency.read * factor(m) * o.readSerialization;
                 l.writeCost = m.latency.write * factor(m);
             }
             o.staging.clear();

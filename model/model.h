@@ -217,6 +217,9 @@ private:
         uint64_t bytes = 0;
         uint64_t stagedBytes = 0; ///< shared memory per block (array + dirty bitmap)
         bool persisting = false;
+        /// Plain loads (global, l2persist) of an array with reads behind a store that waited on
+        /// a load: those reads wait for that load too, and pay their latency twice. 1 elsewhere.
+        double readSerialization = 1;
         std::vector<std::pair<int, double>> staging; ///< unit, cycles
         double stagingCycles = 0;
         uint64_t units = 0;   ///< bit per unit this option loads

@@ -510,6 +510,71 @@ TEST(Model, ReadOnlyPathIsAnAliasOfGlobalOnH100) {
     EXPECT_EQ(m.predict({Place::ReadOnly, Place::Global}).arrays[0].place, Place::ReadOnly);
 }
 
+// The particle filter's tail: xj[i] = arrayX[lo]; yj[i] = arrayY[lo]. The store to XJ waits on
+// the load of X, and a plain pointer keeps the load of Y behind that store.
+const char* kOrderedHead = "kernel k\ngrid 1\nblock 32\n"
+                           "array U elem=4 length=64 mode=read\n"
+                           "array X elem=4 length=64 mode=read\n"
+                           "array Y elem=4 length=64 mode=read\n"
+                           "array XJ elem=4 length=64 mode=write\n"
+                           "array YJ elem=4 length=64 mode=write\n";
+const char* kOrderedBody = "r 0 0 0 U * 0..31\nr 0 0 1 X * 0..31\nw 0 0 2 XJ * 0..31\n"
+                           "r 0 0 3 Y * 0..31\nw 0 0 4 YJ * 0..31\n";
+
+TEST(Analysis, ReadsBehindAStoreThatWaitedOnALoadAreOrdered) {
+    auto s = spec::loadSpec("h100");
+    ASSERT_TRUE(s.ok());
+    auto st = analyze(parse(kOrderedBody, kOrderedHead), *s);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::vector<double> ordered;
+    for (const auto& a : st->arrays) {
+        ordered.push_back(a.orderedReadRequests);
+    }
+    EXPECT_EQ(ordered, (std::vector<double>{0, 0, 1, 0, 0}));
+
+    // A store of a constant, or one guarded by a load of its own array (bfs's mask[tid] = 0),
+    // waits on no other load: nothing after it is ordered.
+    for (const char* body : {"w 0 0 2 XJ * 0..31\nr 0 0 3 Y * 0..31\n",
+                             "r 0 0 1 XJ * 0..31\nw 0 0 2 XJ * 0..31\nr 0 0 3 Y * 0..31\n"}) {
+        std::string head = kOrderedHead;
+        head.replace(head.find("XJ elem=4 length=64 mode=write"), 30,
+                     "XJ elem=4 length=64 mode=readwrite");
+        auto other = analyze(parse(body, head), *s);
+        ASSERT_TRUE(other.ok()) << other.message();
+        EXPECT_EQ(other->arrays[2].orderedReadRequests, 0) << body;
+    }
+    // The warp's own program order only: another warp's store orders nothing.
+    std::string twoWarpHead = kOrderedHead;
+    twoWarpHead.replace(twoWarpHead.find("block 32"), 8, "block 64");
+    auto twoWarps = analyze(
+        parse("r 0 0 1 X * 0..31\nw 0 0 2 XJ * 0..31\nr 0 1 3 Y * 0..31\n", twoWarpHead), *s);
+    ASSERT_TRUE(twoWarps.ok()) << twoWarps.message();
+    EXPECT_EQ(twoWarps->arrays[2].orderedReadRequests, 0);
+    // With shared memory the kernel synchronises its block: barriers order loads anyway.
+    auto shared = analyze(parse(kOrderedBody, std::string(kOrderedHead) + "shared 1024\n"), *s);
+    ASSERT_TRUE(shared.ok()) << shared.message();
+    EXPECT_EQ(shared->arrays[2].orderedReadRequests, 0);
+}
+
+TEST(Model, OrderedReadsCostTwiceThroughAPlainPointer) {
+    auto s = spec::loadSpec("h100");
+    ASSERT_TRUE(s.ok());
+    auto m = build(parse(kOrderedBody, kOrderedHead), *s);
+    // Y's read-only path is no longer global's alias; X's still is.
+    EXPECT_EQ(m->aliases(1), std::vector<Place>{Place::ReadOnly});
+    EXPECT_TRUE(m->aliases(2).empty());
+    const Placement global(5, Place::Global);
+    Placement readOnlyY = global;
+    readOnlyY[2] = Place::ReadOnly;
+    // Every read of Y is ordered: each level's read cost counts twice.
+    EXPECT_DOUBLE_EQ(m->arrayCycles(global, 2), 2 * m->arrayCycles(readOnlyY, 2));
+    EXPECT_GT(m->cycles(global), m->cycles(readOnlyY));
+    Placement persistY = global;
+    persistY[2] = Place::L2Persist;
+    EXPECT_GT(m->arrayCycles(persistY, 2), m->arrayCycles(readOnlyY, 2));
+    EXPECT_DOUBLE_EQ(m->arrayCycles(global, 1), m->arrayCycles(readOnlyY, 1));
+}
+
 TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
     auto s = spec::loadSpec("h100");
     for (uint64_t seed = 1; seed <= 6; ++seed) {
