@@ -103,6 +103,12 @@ struct Options {
     /// paths against each other (docs/NOTES.md, 2026-11-26). 0: none.
     int tuneExplore = 2;
     double tuneMargin = 1.01;
+    /// MEMPLACE_TIMING_SPIN_US: the GPU busy-waits this long before every launch the Placer
+    /// times (the original's and the decision's samples, the tuning's candidates), so that the
+    /// host's work for the launch is not in the measured interval; the evaluation's sweep does
+    /// the same. Without it a kernel of a few microseconds measured up to 3x its time in the
+    /// tuning's first launches (docs/NOTES.md, 2026-11-26). 0: none.
+    double timingSpinUs = 100;
     /// Launches a candidate may wait for its just-in-time instantiation before it is dropped.
     int tuneMaxWaits = 64;
     bool quiet = false; ///< MEMPLACE_QUIET: no warnings on stderr (they stay in the report)

@@ -149,6 +149,7 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     number("MEMPLACE_SEARCH_MS", o.searchMs, 1, 3600000);
     number("MEMPLACE_TUNE", o.tuneCandidates, 0, 16);
     number("MEMPLACE_TUNE_EXPLORE", o.tuneExplore, 0, 8);
+    number("MEMPLACE_TIMING_SPIN_US", o.timingSpinUs, 0, 100000);
     if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
@@ -478,6 +479,7 @@ struct Entry {
     bool tuning = false;               ///< the shortlist is being measured
     bool tuned = false;                ///< measured: no revert check on top
     int tuneOriginals = 0;             ///< timed original launches the tuning issued
+    double spinMs = 0;                 ///< busy-waits asked before timed launches (timedSpin)
     std::size_t tuneSlot = 0;          ///< measured now: 0 the original, i candidate i - 1
     bool tuneWarm = false;             ///< the original's warm-up launch ran
 };
@@ -639,7 +641,10 @@ struct Placer::Impl {
                     e.tracedMs.push_back(t.kernelMs);
                     break;
                 case Kind::Original:
-                    e.originalMs.push_back(t.kernelMs);
+                    // A launch's GPU time: its kernel and the stream work that placed it (none
+                    // for the original). The tuning and the revert check compare these: a
+                    // constant upload before every launch is paid every launch.
+                    e.originalMs.push_back(t.materialiseMs + t.kernelMs);
                     break;
                 case Kind::Placed:
                     e.placedMs.push_back(t.kernelMs);
@@ -655,7 +660,7 @@ struct Placer::Impl {
                     Candidate& cand = e.candidates[c->second.first];
                     --cand.pending;
                     if (t.ok) {
-                        cand.ms.push_back(t.kernelMs);
+                        cand.ms.push_back(t.materialiseMs + t.kernelMs);
                     }
                     candidateOf.erase(c);
                 }
@@ -675,7 +680,11 @@ struct Placer::Impl {
             return;
         }
         const double o = median(e.originalMs);
-        const double p = median(e.placedMs);
+        std::vector<double> launchMs = e.placedMs;
+        for (std::size_t i = 0; i < launchMs.size() && i < e.placedStreamMs.size(); ++i) {
+            launchMs[i] += e.placedStreamMs[i];
+        }
+        const double p = median(launchMs);
         if (o > 0 && p > options.revertMargin * o) {
             char buf[200];
             std::snprintf(buf, sizeof buf,
@@ -699,6 +708,22 @@ struct Placer::Impl {
     /// Timed launches the tuning takes of the original and of each candidate.
     int tuneSamples() const { return std::max(options.originalSamples, options.verifySamples); }
 
+    /// The busy-wait before a launch the Placer times (Options::timingSpinUs), counted as
+    /// overhead.
+    double timedSpin(Entry& e, bool timed) const {
+#if defined(MEMPLACE_EMU)
+        (void)e;
+        (void)timed;
+        return 0; // no GPU to keep busy: host and "GPU" are one
+#else
+        if (!timed || options.timingSpinUs <= 0) {
+            return 0;
+        }
+        e.spinMs += options.timingSpinUs / 1000.0;
+        return options.timingSpinUs;
+#endif
+    }
+
     /// On-line tuning: the launch that measures the next candidate, or nothing when every
     /// candidate waits for its timings (the decision runs meanwhile).
     std::optional<Decision> tuneStep(Entry& e, std::size_t ei, const LaunchInfo& info) {
@@ -719,6 +744,7 @@ struct Placer::Impl {
                     continue;
                 }
                 d.time = e.tuneWarm;
+                d.spinUs = timedSpin(e, d.time);
                 e.tuneOriginals += e.tuneWarm ? 1 : 0;
                 e.tuneWarm = true;
                 launchKinds[info.launchId] = {ei, Kind::Original};
@@ -744,6 +770,7 @@ struct Placer::Impl {
                 d.jitPlacement = c.p;
             }
             d.time = c.warmed;
+            d.spinUs = timedSpin(e, d.time);
             ++c.launches;
             c.pending += c.warmed ? 1 : 0;
             launchKinds[info.launchId] = {ei, Kind::Candidate};
@@ -922,7 +949,7 @@ struct Placer::Impl {
                 extra += orig > 0 ? x - orig : 0;
             }
         }
-        o.tuningMs = std::max(0.0, extra);
+        o.tuningMs = std::max(0.0, extra) + e.spinMs;
     }
 
     nlohmann::json recordJson(const KernelRecord& r, const Entry& e) const {
@@ -1106,6 +1133,7 @@ Decision Placer::decide(const LaunchInfo& info) {
         checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples && placing;
     if (!placing || measureOriginal) {
         d.time = measureOriginal;
+        d.spinUs = m.timedSpin(e, d.time);
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
     }
@@ -1113,6 +1141,7 @@ Decision Placer::decide(const LaunchInfo& info) {
     d.placement = e.applied;
     d.jitPlacement = e.jit;
     d.time = verifying && static_cast<int>(e.rec.placedLaunches) < m.options.verifySamples;
+    d.spinUs = m.timedSpin(e, d.time);
     m.launchKinds[info.launchId] = {ei, Kind::Placed};
     return d;
 }

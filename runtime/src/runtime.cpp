@@ -1067,10 +1067,31 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     rep.launchId = ++r.launches;
     const SweepCurrent* sweep = tlsSweep;
     st->sweepLaunch = sweep != nullptr;
-    // Kernel timing: the first event before any stream work of this launch (after the policy's
-    // decision, which may ask for it; nothing before it touches the stream).
-    auto startTiming = [&](bool asked) {
-        if (!st->sweepLaunch && (timingOn() || asked) && takeEvents(st->device, st->ev)) {
+    // Kernel timing: the first event right before the first stream work of this launch (a
+    // pitched copy, a constant upload, the trace buffer) or the kernel, so that the host-only
+    // work before it (the persisting L2 limit, stream attributes, which may wait for the
+    // device) is not in the interval. startTiming says whether to time; beginTiming records.
+    bool timingWanted = false;
+    bool timingBegun = false;
+    bool timingAsked = false;
+    double timingSpinUs = 0;
+    auto startTiming = [&](bool asked, double spinUs) {
+        timingWanted = !st->sweepLaunch && (timingOn() || asked);
+        timingAsked = asked;
+        timingSpinUs = spinUs;
+    };
+    auto beginTiming = [&] {
+        if (!timingWanted || timingBegun) {
+            return;
+        }
+        timingBegun = true;
+        const bool asked = timingAsked;
+        const double spinUs = timingSpinUs;
+        if (takeEvents(st->device, st->ev)) {
+            if (asked && spinUs > 0 && kv.spin != nullptr &&
+                kv.spin(static_cast<long long>(spinUs * 1000.0), la.stream) != cudaSuccess) {
+                (void)cudaGetLastError(); // timed anyway, as without the busy-wait
+            }
             if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {
                 st->timed = true;
             } else {
@@ -1081,6 +1102,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     };
     // The second, right before the kernel (every return below goes through it).
     auto markKernelStart = [&] {
+        beginTiming();
         if (st->timed && cudaEventRecord(st->ev[1], la.stream) != cudaSuccess) {
             (void)cudaGetLastError();
             st->timed = false;
@@ -1186,7 +1208,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     if (!st->sweepLaunch) {
         tlsJustSwept = false;
     }
-    startTiming(decision.time);
+    startTiming(decision.time, decision.spinUs);
 
     // Tracing: asked by the program (traceLaunches) or by the policy.
     if (!off && !st->sweepLaunch &&
@@ -1196,6 +1218,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         if (r.traceRemaining > 0) {
             --r.traceRemaining;
         }
+        beginTiming(); // the trace buffer's setup is stream work
         if (prepareTracing(r, kv, la, plan, *st, opt)) {
             st->policyTrace = byPolicy;
             markKernelStart();
@@ -1348,6 +1371,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             bool ok = false;
             if (d.dims == 2) {
                 std::size_t moved = 0;
+                beginTiming(); // a pitched copy may be queued
                 ok = materialiseTexture2D(r, attrs, ai, h, *st, la.stream, moved, why);
                 ar.bytesMoved += moved;
             } else {
@@ -1661,6 +1685,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             pool.lastUse = nullptr;
             why = "constant: cannot order the upload after the pool's last reader";
         }
+        beginTiming(); // the upload is stream work
         if (why.empty() && pool.used &&
             !check(cudaStreamWaitEvent(la.stream, pool.lastUse, 0),
                    "cudaStreamWaitEvent(constant pool)", rep)) {

@@ -644,7 +644,8 @@ TEST(PlacerOptions, FromEnvironment) {
         }
     };
     Env e1("MEMPLACE"), e2("MEMPLACE_SPEC"), e3("MEMPLACE_TRACE_SMS"), e4("MEMPLACE_TIME"),
-        e5("MEMPLACE_SEARCH"), e6("MEMPLACE_CACHE"), e7("MEMPLACE_REPORT");
+        e5("MEMPLACE_SEARCH"), e6("MEMPLACE_CACHE"), e7("MEMPLACE_REPORT"),
+        e8("MEMPLACE_TIMING_SPIN_US");
     setenv("MEMPLACE", "trace", 1);
     setenv("MEMPLACE_SPEC", "a100", 1);
     setenv("MEMPLACE_TRACE_SMS", "4", 1);
@@ -652,6 +653,7 @@ TEST(PlacerOptions, FromEnvironment) {
     setenv("MEMPLACE_SEARCH", "greedy", 1);
     setenv("MEMPLACE_CACHE", "/tmp/c", 1);
     setenv("MEMPLACE_REPORT", "/tmp/r.json", 1);
+    setenv("MEMPLACE_TIMING_SPIN_US", "250", 1);
     std::vector<std::string> w;
     Options o = Options::fromEnvironment(&w);
     EXPECT_TRUE(w.empty());
@@ -662,6 +664,7 @@ TEST(PlacerOptions, FromEnvironment) {
     EXPECT_EQ(o.search, search::Algorithm::Greedy);
     EXPECT_EQ(o.cacheDir, "/tmp/c");
     EXPECT_EQ(o.reportPath, "/tmp/r.json");
+    EXPECT_DOUBLE_EQ(o.timingSpinUs, 250);
     setenv("MEMPLACE", "force:x=texture", 1);
     EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
     setenv("MEMPLACE", "off", 1);
@@ -669,10 +672,12 @@ TEST(PlacerOptions, FromEnvironment) {
     setenv("MEMPLACE", "auto", 1);
     setenv("MEMPLACE_TRACE_SMS", "many", 1);
     setenv("MEMPLACE_SEARCH", "best", 1);
+    setenv("MEMPLACE_TIMING_SPIN_US", "-5", 1);
     o = Options::fromEnvironment(&w);
     EXPECT_EQ(o.mode, Mode::Auto);
     EXPECT_EQ(o.sampling.sms, 2u);
-    EXPECT_EQ(w.size(), 2u);
+    EXPECT_DOUBLE_EQ(o.timingSpinUs, Options{}.timingSpinUs);
+    EXPECT_EQ(w.size(), 3u);
 }
 
 } // namespace

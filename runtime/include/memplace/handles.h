@@ -40,6 +40,9 @@ struct KernelView {
     int jitConstantCount = 0;
     const char* const* jitConstants = nullptr;
     const void* const* jitConstantShadows = nullptr;
+    /// Keeps the GPU busy for `ns` nanoseconds on `stream` (a one-thread kernel of this TU);
+    /// null under the CPU emulation layer. Timed launches a policy asks for start with it.
+    cudaError_t (*spin)(long long ns, cudaStream_t stream) = nullptr;
 };
 
 /// The launch: configuration and the array arguments.

@@ -194,6 +194,11 @@ struct Decision {
     /// Time this launch with CUDA events even when kernel timing is off (the policy checks a
     /// decision against the original on the GPU).
     bool time = false;
+    /// With `time`: the GPU busy-waits this long (microseconds) before the launch's stream work,
+    /// so that the host's work for the launch (deciding, materialising, the launch call) is
+    /// done before the stream reaches the timed interval. Without it, a kernel shorter than that
+    /// work is measured with the idle stream's wait (the sweep does the same: spinUs). 0: none.
+    double spinUs = 0;
     std::shared_ptr<const SweepRequest> sweep;
 };
 

@@ -630,6 +630,7 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
 
     detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
                           compiled, fns,     dynFn,     traceFn};
+    kv.spin = sweepSpinFn();
 #if !defined(MEMPLACE_EMU) // no NVRTC under the CPU emulation layer
     using JitConstants = detail::JitConstantsOf<K>;
     const void* jitShadows[JitConstants::count > 0 ? JitConstants::count : 1] = {};
