@@ -1073,23 +1073,19 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     // device) is not in the interval. startTiming says whether to time; beginTiming records.
     bool timingWanted = false;
     bool timingBegun = false;
-    bool timingAsked = false;
-    double timingSpinUs = 0;
+    double timingSpinUs = 0; // the busy-wait the policy asked for (Decision::spinUs)
     auto startTiming = [&](bool asked, double spinUs) {
         timingWanted = !st->sweepLaunch && (timingOn() || asked);
-        timingAsked = asked;
-        timingSpinUs = spinUs;
+        timingSpinUs = asked ? spinUs : 0;
     };
     auto beginTiming = [&] {
         if (!timingWanted || timingBegun) {
             return;
         }
         timingBegun = true;
-        const bool asked = timingAsked;
-        const double spinUs = timingSpinUs;
         if (takeEvents(st->device, st->ev)) {
-            if (asked && spinUs > 0 && kv.spin != nullptr &&
-                kv.spin(static_cast<long long>(spinUs * 1000.0), la.stream) != cudaSuccess) {
+            if (timingSpinUs > 0 && kv.spin != nullptr &&
+                kv.spin(static_cast<long long>(timingSpinUs * 1000.0), la.stream) != cudaSuccess) {
                 (void)cudaGetLastError(); // timed anyway, as without the busy-wait
             }
             if (cudaEventRecord(st->ev[0], la.stream) == cudaSuccess) {

@@ -496,6 +496,55 @@ void policyTest(cudaStream_t s) {
     MPT_CHECK(cudaFree(y));
 }
 
+// A timed launch with a busy-wait before it: the wait stays out of both timed intervals (the
+// stream work and the kernel), and the launch still completes after it.
+struct SpinPolicy : memplace::PlacementPolicy {
+    double spinUs = 0;
+    memplace::Decision decide(const memplace::LaunchInfo&) override {
+        memplace::Decision d;
+        d.kind = memplace::Decision::Kind::Place;
+        d.placement = {Place::Constant, Place::Global}; // an upload: stream work to time
+        d.time = true;
+        d.spinUs = spinUs;
+        return d;
+    }
+};
+
+[[maybe_unused]] void spinTest(cudaStream_t s) {
+    const int n = 1024;
+    float *x = nullptr, *y = nullptr;
+    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
+    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
+    MPT_CHECK(cudaMemset(x, 0, n * sizeof(float)));
+    MPT_CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    MPT_CHECK(cudaDeviceSynchronize());
+    (void)memplace::takeKernelTimings(true);
+    auto policy = std::make_shared<SpinPolicy>();
+    policy->spinUs = 2000; // 2 ms: far above a 1024-element saxpy and its 4 KB upload
+    memplace::setPlacementPolicy(policy);
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)saxpyRewritten(n, 1.0f, x, y, 256, s);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    const double wallMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const memplace::LaunchReport r = memplace::lastReport();
+    memplace::setPlacementPolicy(nullptr);
+    const std::vector<memplace::KernelTiming> ts = memplace::takeKernelTimings(true);
+    const bool one = ts.size() == 1 && ts[0].ok;
+    const double kernelMs = one ? ts[0].kernelMs : -1;
+    const double streamMs = one ? ts[0].materialiseMs : -1;
+    const bool ok = r.timed && one && r.arrays[0].placed == Place::Constant && kernelMs >= 0 &&
+                    kernelMs < 0.5 && streamMs >= 0 && streamMs < 0.5 && wallMs >= 2.0;
+    expect(ok, "a timed launch's busy-wait stays out of its timings (kernel " +
+                   std::to_string(kernelMs) + " ms, stream work " + std::to_string(streamMs) +
+                   " ms, wall " + std::to_string(wallMs) + " ms)");
+    table << "| busy-wait before a timed launch | 2 ms asked, constant upload | kernel " << kernelMs
+          << " ms, stream work " << streamMs << " ms, wall " << wallMs << " ms | "
+          << (ok ? "pass" : "FAIL") << " |\n";
+    MPT_CHECK(cudaFree(x));
+    MPT_CHECK(cudaFree(y));
+}
+
 // ---- traces --------------------------------------------------------------------------------
 
 const memplace::TraceResult* oneTrace(std::vector<memplace::TraceResult>& ts, const char* what) {
@@ -790,6 +839,9 @@ int main(int argc, char** argv) {
         setAsideRestoreTest(s);
         constantPoolStreams();
         policyTest(s);
+#if !defined(MEMPLACE_EMU) // the CPU emulation layer has no GPU to keep busy
+        spinTest(s);
+#endif
         traceTests(s);
     }
     MPT_CHECK(cudaStreamDestroy(s));
