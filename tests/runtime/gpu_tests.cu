@@ -466,14 +466,19 @@ struct TestPolicy : memplace::PlacementPolicy {
     }
 };
 
+/// saxpy's x and y on the device, every byte set to `byte`.
+void saxpyArrays(int n, int byte, float** x, float** y) {
+    MPT_CHECK(cudaMalloc(x, n * sizeof(float)));
+    MPT_CHECK(cudaMalloc(y, n * sizeof(float)));
+    MPT_CHECK(cudaMemset(*x, byte, n * sizeof(float)));
+    MPT_CHECK(cudaMemset(*y, byte, n * sizeof(float)));
+    MPT_CHECK(cudaDeviceSynchronize());
+}
+
 void policyTest(cudaStream_t s) {
     const int n = 4096;
     float *x = nullptr, *y = nullptr;
-    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
-    MPT_CHECK(cudaMemset(x, 0x3c, n * sizeof(float)));
-    MPT_CHECK(cudaMemset(y, 0x3c, n * sizeof(float)));
-    MPT_CHECK(cudaDeviceSynchronize());
+    saxpyArrays(n, 0x3c, &x, &y);
     auto policy = std::make_shared<TestPolicy>();
     memplace::setPlacementPolicy(policy);
     (void)saxpyRewritten(n, 1.0f, x, y, 256, s);
@@ -513,11 +518,7 @@ struct SpinPolicy : memplace::PlacementPolicy {
 [[maybe_unused]] void spinTest(cudaStream_t s) {
     const int n = 1024;
     float *x = nullptr, *y = nullptr;
-    MPT_CHECK(cudaMalloc(&x, n * sizeof(float)));
-    MPT_CHECK(cudaMalloc(&y, n * sizeof(float)));
-    MPT_CHECK(cudaMemset(x, 0, n * sizeof(float)));
-    MPT_CHECK(cudaMemset(y, 0, n * sizeof(float)));
-    MPT_CHECK(cudaDeviceSynchronize());
+    saxpyArrays(n, 0, &x, &y);
     (void)memplace::takeKernelTimings(true);
     auto policy = std::make_shared<SpinPolicy>();
     policy->spinUs = 2000; // 2 ms: far above a 1024-element saxpy and its 4 KB upload
