@@ -1134,7 +1134,9 @@ Expected<TraceStats> analyze(const Trace& t, const spec::Spec& s, const Analysis
                 // First touches. The traced blocks' cold lines stand for scale times as many in
                 // the grid, but the grid touches at most the array's lines (or the traced
                 // footprint scaled, for arrays blocks share little of): the rest were first
-                // touched by an untraced block, and are reuses at about the grid's footprint.
+                // touched by an untraced block, and are reuses spread evenly below the grid's
+                // footprint (Histogram::warmCold): for gathers, a cache holding a share of the
+                // array serves that share of them, not all or nothing.
                 const double lines = gridLines(st, a, k);
                 const double cold = (as.reads.cold() + as.writes.cold()) * st.scale;
                 if (cold > lines && lines > 0) {

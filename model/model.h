@@ -209,6 +209,10 @@ private:
     /// The lines of cache level `l` an array of `arrayBytes` holds with `capBytes` of it, in its
     /// reuse histogram's units (sampled traces' distances are stretched: see extrapolation).
     double cacheLines(const LevelPre& l, double capBytes, uint64_t arrayBytes) const;
+    /// Whether a written array keeps its dirty lines in level `l` from one launch to the next,
+    /// so that none is written back: the whole array in a persisting partition the kernel's
+    /// other data would otherwise have evicted between launches.
+    bool keepsDirtyLines(const LevelPre& l, double capBytes, uint64_t arrayBytes) const;
     struct Option {
         Place place = Place::Global;
         int path = 0;
@@ -244,6 +248,9 @@ private:
         double cacheBytes = 0; ///< the largest cache memory of the pool: no more is usable
         bool carved = false;   ///< shrinks by the resident blocks' shared memory
         bool device = true;    ///< one instance per device (else per SM/block/warp)
+        /// A partition the kernel's other data would not leave alone between launches: the
+        /// kernel's arrays take more than half the unit's capacity (keepsDirtyLines).
+        bool outlivesLaunches = false;
     };
     struct CapacityGroup {
         std::string place;

@@ -41,8 +41,14 @@ void Histogram::warmCold(double fraction, uint64_t distance) {
         return;
     }
     cold_ -= moved;
-    bins_[binOf(distance)] += moved;
     reuses_ += moved;
+    // Evenly over [0, distance): each bin gets the share of that range it covers.
+    const auto d = static_cast<double>(distance);
+    for (uint32_t b = 0; b < kBins && static_cast<double>(binLow(b)) < d; ++b) {
+        const double covered =
+            std::min(d, static_cast<double>(binHigh(b))) - static_cast<double>(binLow(b));
+        bins_[b] += moved * covered / d;
+    }
 }
 
 void Histogram::finalize() {

@@ -50,8 +50,11 @@ public:
         reuses_ += weight;
     }
     void addCold(double weight = 1.0) { cold_ += weight; }
-    /// Turns `fraction` (0..1) of the cold accesses into reuses at `distance` (finalize()
-    /// again afterwards): sampled traces, whose first touches other blocks would have made.
+    /// Turns `fraction` (0..1) of the cold accesses into reuses spread evenly over the
+    /// distances below `distance` (finalize() again afterwards): sampled traces, whose first
+    /// touches other blocks would have made, in an order the sample does not show. Even
+    /// spreading is the independent-reference assumption: an LRU cache holding C of the L lines
+    /// such reuses fall on serves C / L of them.
     void warmCold(double fraction, uint64_t distance);
     void merge(const Histogram& other);
 

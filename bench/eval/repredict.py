@@ -180,6 +180,19 @@ def tune(cands, original, first, measured, k, margin=1.01, explore=2):
     return orig_key
 
 
+def show(key, measured, pred, orig_key):
+    """One case's placements, fastest measured first, with the predicted time and both ratios
+    to the original."""
+    t0, p0 = measured[orig_key][0], pred.get(orig_key)
+    print("%s %s %s: measured ms, predicted us, each / the original's" % key)
+    for k in sorted(measured, key=lambda k: measured[k][0]):
+        t, p = measured[k][0], pred.get(k)
+        print("  %9.4f %6.3f  %9s %6s  %s%s" % (
+            t, t / t0, "-" if p is None else "%.1f" % (p * 1e6),
+            "-" if p is None or not p0 else "%.3f" % (p / p0), k, "  (original)" if k == orig_key
+            else ""))
+
+
 def geomean(xs):
     xs = [x for x in xs if x]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -193,6 +206,8 @@ def main():
     ap.add_argument("--spec", default="h100")
     ap.add_argument("--cases", help="programs to re-score (comma list); default all")
     ap.add_argument("--detail", action="store_true", help="one line per case")
+    ap.add_argument("--show", metavar="PROG/INPUT",
+                    help="print that case's placements, measured against predicted")
     ap.add_argument("--instantiated", action="store_true",
                     help="only placements measured as their own machine code (specialised or "
                          "JIT), not through the dynamic accessor")
@@ -243,6 +258,8 @@ def main():
         if args.tune >= 2:
             pick = tune(cands, original, pick, measured, args.tune, explore=args.explore)
         pts = [(pred[k], t) for k, (t, _) in measured.items() if pred.get(k) is not None]
+        if args.show == "%s/%s" % key[:2]:
+            show(key, measured, pred, orig_key)
         rho = spearman([p for p, _ in pts], [t for _, t in pts])
         t_best = min(t for t, _ in measured.values())
         t_orig = measured[orig_key][0]

@@ -932,6 +932,22 @@ bool materialiseTexture1D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, Array
     return true;
 }
 
+/// Whether a texture can hold the array: a 2-D one (known extent and row length) only within
+/// the device's 2-D linear texture limits, else materialiseTexture2D falls back to global (a
+/// 4-row table of 4M-element rows, cfd's neighbour list, is 2-D and far wider). A policy that
+/// asked for it anyway would waste the launch (the Placer's tuning dropped such candidates).
+bool texture2DFits(const DeviceAttrs& a, const ArrayInfo& ai) {
+    if (ai.dims != 2 || ai.width <= 0 || !ai.extentKnown) {
+        return true;
+    }
+    return pitchedTexture(
+               reinterpret_cast<std::uintptr_t>(ai.ptr), ai.extentBytes, ai.elemSize, ai.width,
+               static_cast<std::size_t>(a.texAlign), static_cast<std::size_t>(a.pitchAlign),
+               static_cast<std::size_t>(a.max2DWidth), static_cast<std::size_t>(a.max2DHeight),
+               static_cast<std::size_t>(a.max2DPitch))
+        .ok;
+}
+
 /// Creates (or finds) the 2-D pitched texture of array j, copying it into a pitched buffer when
 /// its rows are not pitch-aligned.
 bool materialiseTexture2D(Runtime& r, DeviceAttrs& a, const ArrayInfo& ai, ArrayHandle& h,
@@ -1118,6 +1134,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
     info.constantPoolBytes = la.poolBytes;
     info.launchId = rep.launchId;
     info.arrays.resize(static_cast<std::size_t>(n));
+    DeviceAttrs& attrs = deviceAttrs(r, st->device, rep);
     for (int j = 0; j < n; ++j) {
         const ArrayDesc& d = kv.arrays[j];
         ArrayInfo& ai = info.arrays[j];
@@ -1132,7 +1149,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         long long regWidth = 0;
         ai.extentKnown = findExtent(r, ai.ptr, ai.extentBytes, regWidth);
         ai.width = la.widths[j] > 0 ? la.widths[j] : regWidth;
-        ai.textureFeasible = kv.textureFeasible[j];
+        ai.textureFeasible = kv.textureFeasible[j] && texture2DFits(attrs, ai);
         ArrayReport& ar = rep.arrays[j];
         ar.name = d.name;
         ar.extentBytes = ai.extentBytes;
@@ -1307,7 +1324,6 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         }
     }
 
-    DeviceAttrs& attrs = deviceAttrs(r, st->device, rep);
     std::vector<ConstantSlot> constantWanted;
     std::vector<SharedSlot> sharedWanted;
     std::vector<int> l2Wanted;

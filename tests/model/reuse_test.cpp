@@ -120,6 +120,31 @@ TEST(Histogram, CountBelowIsTheLruHitCount) {
     EXPECT_DOUBLE_EQ(w.countBelow(72), 100);
 }
 
+// Sampled traces' first touches made reuses (warmCold) spread evenly below the distance given:
+// an LRU cache holding half those lines serves half of them, not none (a gathered array larger
+// than the cache), and one holding them all serves all.
+TEST(Histogram, WarmColdSpreadsReusesEvenlyBelowTheDistance) {
+    Histogram h;
+    h.addCold(100);
+    h.warmCold(0.5, 4096);
+    h.finalize();
+    EXPECT_DOUBLE_EQ(h.cold(), 50);
+    EXPECT_DOUBLE_EQ(h.reuses(), 50);
+    EXPECT_NEAR(h.countBelow(2048), 25, 1e-9);
+    EXPECT_NEAR(h.countBelow(1024), 12.5, 1e-9);
+    EXPECT_NEAR(h.countBelow(4096), 50, 1e-9);
+    EXPECT_NEAR(h.countBelow(1e9), 50, 1e-9);
+    // A distance inside a bin ([96, 104)): the bin holds only the part below it, which
+    // countBelow spreads over the whole bin.
+    Histogram g;
+    g.addCold(10);
+    g.warmCold(1.0, 100);
+    g.finalize();
+    EXPECT_NEAR(g.countBelow(48), 4.8, 1e-9);
+    EXPECT_NEAR(g.countBelow(96), 9.6, 1e-9);
+    EXPECT_NEAR(g.countBelow(104), 10, 1e-9);
+}
+
 TEST(Histogram, Log2Buckets) {
     Histogram h;
     h.add(0);

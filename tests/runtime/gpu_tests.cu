@@ -546,6 +546,64 @@ struct SpinPolicy : memplace::PlacementPolicy {
     MPT_CHECK(cudaFree(y));
 }
 
+// A 2-D array whose rows are wider than the device's 2-D linear texture limit is not
+// texture-feasible in what a policy sees (the texture would fall back to global); one within the
+// limit is. Forced there anyway, it falls back and computes what the original does.
+struct InfoPolicy : memplace::PlacementPolicy {
+    std::vector<memplace::ArrayInfo> arrays;
+    memplace::Decision decide(const memplace::LaunchInfo& info) override {
+        if (info.kernel == "stencil2d") {
+            arrays = info.arrays;
+        }
+        return {};
+    }
+};
+
+void texture2DLimitTest(cudaStream_t s) {
+    int maxWidth = 0;
+    MPT_CHECK(cudaDeviceGetAttribute(&maxWidth, cudaDevAttrMaxTexture2DLinearWidth, 0));
+    const struct {
+        int w;
+        bool fits;
+    } shapes[] = {{128, true}, {maxWidth + 64, false}};
+    for (const auto& shape : shapes) {
+        std::unique_ptr<Case> c = makeStencilCase(shape.w, 2);
+        c->setup(99);
+        c->reset(s);
+        c->runOriginal(s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        const auto ref = c->results();
+        auto policy = std::make_shared<InfoPolicy>();
+        memplace::setPlacementPolicy(policy);
+        c->reset(s);
+        (void)c->runRewritten(s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        memplace::setPlacementPolicy(nullptr);
+        const bool seen = policy->arrays.size() == 2 && policy->arrays[0].dims == 2;
+        const bool feasible = seen && policy->arrays[0].textureFeasible;
+        memplace::setPlacement("stencil2d", {{"in", Place::Texture}, {"out", Place::Global}});
+        c->reset(s);
+        (void)c->runRewritten(s);
+        MPT_CHECK(cudaStreamSynchronize(s));
+        const memplace::LaunchReport rep = memplace::lastReport();
+        memplace::clearPlacements();
+        const bool placed = rep.arrays.size() == 2 && rep.arrays[0].placed == Place::Texture;
+        const bool ok = seen && feasible == shape.fits && placed == shape.fits &&
+                        c->results() == ref && cudaGetLastError() == cudaSuccess;
+        const std::string shapeText = std::to_string(shape.w) + " x 2";
+        expect(ok,
+               "2-D texture limit: stencil2d " + shapeText + " texture-feasible " +
+                   (feasible ? "yes" : "no") + ", forced: " +
+                   (rep.arrays.empty() ? std::string("-")
+                                       : std::string(memplace::placeName(rep.arrays[0].placed)) +
+                                             " " + rep.arrays[0].fallback));
+        table << "| 2-D texture limit (" << maxWidth << " wide) | stencil2d " << shapeText
+              << " | texture-feasible " << (feasible ? "yes" : "no") << " | "
+              << (ok ? "pass" : "FAIL") << " |\n";
+        c->teardown();
+    }
+}
+
 // ---- traces --------------------------------------------------------------------------------
 
 const memplace::TraceResult* oneTrace(std::vector<memplace::TraceResult>& ts, const char* what) {
@@ -840,6 +898,7 @@ int main(int argc, char** argv) {
         setAsideRestoreTest(s);
         constantPoolStreams();
         policyTest(s);
+        texture2DLimitTest(s);
 #if !defined(MEMPLACE_EMU) // the CPU emulation layer has no GPU to keep busy
         spinTest(s);
 #endif

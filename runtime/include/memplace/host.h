@@ -34,8 +34,10 @@ struct ArrayInfo {
     const void* ptr = nullptr;
     std::size_t extentBytes = 0; ///< bytes from ptr to the end of its allocation (or as given)
     bool extentKnown = false;
-    long long width = 0;         ///< dims == 2: row length in elements (0: unknown)
-    bool textureFeasible = true; ///< the element type can be fetched through a texture
+    long long width = 0; ///< dims == 2: row length in elements (0: unknown)
+    /// A texture can hold it: the element type can be fetched through one and, for a 2-D
+    /// array, its rows fit the device's 2-D linear texture limits.
+    bool textureFeasible = true;
 };
 
 /// A launch as the policy sees it: the kernel and its input signature.

@@ -150,5 +150,7 @@ void scatteredLookupOriginal(int n, int iters, unsigned mask, const float* table
 cudaError_t histogramRewritten(int n, int bins, const unsigned* data, unsigned* hist,
                                cudaStream_t s);
 cudaError_t divergeRewritten(int n, const float* a, float* out, cudaStream_t s);
+/// The 5-point stencil over a w x h image (`in` is 2-D, rows of w floats), not registered.
+std::unique_ptr<Case> makeStencilCase(int w, int h);
 
 } // namespace mptest

@@ -95,4 +95,8 @@ Register regA([] { return std::make_unique<StencilCase>(123, 97); });
 // 128 floats = 512-byte rows: the 2-D texture is over the array itself.
 Register regB([] { return std::make_unique<StencilCase>(128, 96); });
 } // namespace
+
+std::unique_ptr<Case> makeStencilCase(int w, int h) {
+    return std::make_unique<StencilCase>(w, h);
+}
 } // namespace mptest
