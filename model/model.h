@@ -31,6 +31,9 @@
 // A unit's capacity shrinks by the shared memory the resident blocks use (L1, texture L1 and
 // shared are one L1TEX unit); the L2 persisting window (the memory of the l2persist place that
 // the global place does not reach) is set aside for the persisting array, and L2 shrinks by it.
+// A written array wholly in that set-aside keeps its dirty lines from one launch to the next
+// when the kernel's arrays take more than half the L2 (else nothing is evicted between launches
+// anyway): none is written back.
 //
 // Time. PORPLE's path-based model: T = max over paths p of T(p). With PathModel::Porple,
 // T(p) sums the arrays whose place is on p. With PathModel::SharedUnits (default), T(p) sums
