@@ -251,6 +251,8 @@ void Model::buildOptions(const spec::Spec& spec) {
     otherLimit_ = std::min({o0.byWarps, o0.byBlocks, o0.byRegisters});
     originalResident_ = stats_.residentBlocks;
 
+    ordersReads_ = std::any_of(stats_.arrays.begin(), stats_.arrays.end(),
+                               [](const ArrayStats& as) { return as.orderedReadRequests > 0; });
     for (const auto& as : stats_.arrays) {
         ArrayPre a;
         a.name = as.info.name;
@@ -325,10 +327,12 @@ void Model::buildOptions(const spec::Spec& spec) {
             int same = -1;
             for (size_t j = 0; j < a.options.size(); ++j) {
                 const Option& q = a.options[j];
-                bool equal = q.path == o.path && q.capacityGroup == o.capacityGroup &&
-                             q.stagedBytes == o.stagedBytes && q.persisting == o.persisting &&
-                             q.readSerialization == o.readSerialization &&
-                             q.levels.size() == o.levels.size();
+                bool equal =
+                    q.path == o.path && q.capacityGroup == o.capacityGroup &&
+                    q.stagedBytes == o.stagedBytes && q.persisting == o.persisting &&
+                    q.readSerialization == o.readSerialization &&
+                    !(ordersReads_ && (p == Place::ReadOnly || q.place == Place::ReadOnly)) &&
+                    q.levels.size() == o.levels.size();
                 for (size_t l = 0; equal && l < o.levels.size(); ++l) {
                     equal = q.levels[l].memory == o.levels[l].memory;
                 }
@@ -384,7 +388,7 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
         for (auto& o : arrays_[i].options) {
             for (auto& l : o.levels) {
                 const spec::Memory& m = spec.memories[static_cast<size_t>(l.memory)];
-                l.readCost = m.latency.read * factor(m) * o.readSerialization;
+                l.readCost = m.latency.read * factor(m);
                 l.writeCost = m.latency.write * factor(m);
             }
             o.staging.clear();
@@ -851,6 +855,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
     }
 
+    const bool ordered = readsStayOrdered(places, present);
     // Per array: walk the levels.
     if (out != nullptr) {
         out->arrays.clear();
@@ -868,6 +873,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
                 {a.name, places[i], paths_[static_cast<size_t>(o.path)], {}, 0, 0});
             ab = &out->arrays.back();
         }
+        const double serialization = ordered ? o.readSerialization : 1.0;
         double fr = 0, fw = 0, cost = 0;
         for (size_t l = 0; l < o.levels.size(); ++l) {
             const LevelPre& lp = o.levels[l];
@@ -893,7 +899,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
                 sr = reachR;
                 sw = reachW;
             }
-            double c = sr * lp.readCost + sw * lp.writeCost + requests;
+            double c = sr * lp.readCost * serialization + sw * lp.writeCost + requests;
             cost += c;
             s.unitLoad[static_cast<size_t>(lp.unit)] += c;
             if (ab != nullptr) {
@@ -955,6 +961,20 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         out->memoryBound = memoryBound_;
     }
     return t;
+}
+
+bool Model::readsStayOrdered(const Place* places, const uint8_t* present) const {
+    if (!ordersReads_) {
+        return false;
+    }
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+        const bool free = present != nullptr && present[i] == 0;
+        if (free ? arrays_[i].optionOf[static_cast<size_t>(Place::ReadOnly)] >= 0
+                 : places[i] == Place::ReadOnly) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool Model::feasible(const Placement& p, std::string* reason) const {

@@ -225,7 +225,8 @@ private:
         uint64_t stagedBytes = 0; ///< shared memory per block (array + dirty bitmap)
         bool persisting = false;
         /// Plain loads (global, l2persist) of an array with reads behind a store that waited on
-        /// a load: those reads wait for that load too, and pay their latency twice. 1 elsewhere.
+        /// a load: those reads wait for that load too, and pay their latency twice, unless some
+        /// array of the placement is on the read-only path (readsStayOrdered). 1 elsewhere.
         double readSerialization = 1;
         std::vector<std::pair<int, double>> staging; ///< unit, cycles
         double stagingCycles = 0;
@@ -271,6 +272,10 @@ private:
     double evaluate(const Place* places, const uint8_t* present, Scratch& s, Prediction* out,
                     std::string* reason) const;
     bool fits(const Place* places, const uint8_t* present, Scratch& s, std::string* reason) const;
+    /// Whether the ordered reads (Option::readSerialization) pay their second latency in this
+    /// placement: measured, only while no array of the kernel is on the read-only path. A free
+    /// array (`present` 0) that could be is taken to be (a lower bound).
+    bool readsStayOrdered(const Place* places, const uint8_t* present) const;
 
     TraceStats stats_;
     ModelOptions options_;
@@ -287,6 +292,7 @@ private:
     uint32_t otherLimit_ = 0; ///< resident blocks from everything but shared memory
     uint32_t originalResident_ = 1;
     bool memoryBound_ = true;
+    bool ordersReads_ = false; ///< some array has ordered reads (ArrayStats::orderedReadRequests)
     size_t maxLevels_ = 1;
     std::vector<size_t> boundPaths_; ///< paths no other path's units contain (bounds only)
     /// Per array, per option, per bound path: its least cost when that path passes all its

@@ -15,8 +15,8 @@ placement measured through the runtime's own dispatch, then recomputes as analyz
   choice    the Placer's rule on the measured placements: the least predicted time, an
             uncompiled (dynamic) placement charged the Placer's 1.10 penalty; among equals a
             compiled one, then the one closest to the original; each placement is also tried
-            with its read-only/global arrays put back where the original keeps them (the model
-            prices both alike); the original stays unless the choice is predicted 1.02x faster;
+            with its read-only/global arrays put back where the original keeps them where the
+            model prices both alike; the original stays unless the choice is predicted 1.02x faster;
   within 5% the choice's measured time against the best measured;
   share     geomean speedup of the choice over the original / the oracle's.
 With --tune K (default 3) the choice is then the Placer's on-line tuning among its shortlist
@@ -42,7 +42,7 @@ from analyze import spearman  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PENALTY = 1.10
 THRESHOLD = 1.02
-ALIASES = {"global", "readonly"}  # one option in the model on sm_70+ (docs/NOTES.md)
+ALIASES = {"global", "readonly"}  # one option in the model on sm_70+ unless reads are ordered
 
 
 def parse(p):
@@ -114,7 +114,10 @@ def choose(cands, original, jit=True):
         variants = [p]
         q = OrderedDict((a, original[a] if v in ALIASES and original.get(a) in ALIASES else v)
                         for a, v in p.items())
-        if q != p and unparse(q) in pred_of:
+        # put back only where the model prices both alike (Model::equivalent: not in a kernel
+        # with ordered reads, where the read-only path changes the other arrays' cost)
+        tq = pred_of.get(unparse(q), (None,))[0]
+        if q != p and tq is not None and abs(tq - t) <= 1e-9 * t:
             variants.append(q)
         for v in variants:
             vc = pred_of[unparse(v)][1]
@@ -140,10 +143,12 @@ def exploration(pred, original, short, count):
     `short`; the `count` fastest predicted."""
     def moved(key):
         return [(a, v) for a, v in parse(key).items() if v != original.get(a)]
+    t_orig = pred.get(unparse(original))
     best = {}
     for key, t in pred.items():
         m = moved(key)
-        if len(m) != 1 or key in short or {m[0][1], original.get(m[0][0])} <= ALIASES:
+        alike = {m[0][1], original.get(m[0][0])} <= ALIASES and t == t_orig if m else False
+        if len(m) != 1 or key in short or alike:
             continue
         if m[0][1] not in best or t < pred[best[m[0][1]]]:
             best[m[0][1]] = key
