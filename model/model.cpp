@@ -256,6 +256,7 @@ void Model::buildOptions(const spec::Spec& spec) {
     for (const auto& as : stats_.arrays) {
         ArrayPre a;
         a.name = as.info.name;
+        a.written = as.info.mode != trace::ArrayMode::Read;
         std::vector<Place> order;
         if (as.candidates.contains(Place::Global)) {
             order.push_back(Place::Global);
@@ -873,7 +874,8 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
                 {a.name, places[i], paths_[static_cast<size_t>(o.path)], {}, 0, 0});
             ab = &out->arrays.back();
         }
-        const double serialization = ordered ? o.readSerialization : 1.0;
+        // A written array's loads stay plain whatever the others' places.
+        const double serialization = ordered || a.written ? o.readSerialization : 1.0;
         double fr = 0, fw = 0, cost = 0;
         for (size_t l = 0; l < o.levels.size(); ++l) {
             const LevelPre& lp = o.levels[l];

@@ -225,8 +225,9 @@ private:
         uint64_t stagedBytes = 0; ///< shared memory per block (array + dirty bitmap)
         bool persisting = false;
         /// Plain loads (global, l2persist) of an array with reads behind a store that waited on
-        /// a load: those reads wait for that load too, and pay their latency twice, unless some
-        /// array of the placement is on the read-only path (readsStayOrdered). 1 elsewhere.
+        /// a load: those reads wait for that load too, and pay their latency twice, unless the
+        /// array is read-only and some array of the placement is on the read-only path
+        /// (readsStayOrdered). 1 elsewhere.
         double readSerialization = 1;
         std::vector<std::pair<int, double>> staging; ///< unit, cycles
         double stagingCycles = 0;
@@ -237,6 +238,7 @@ private:
     };
     struct ArrayPre {
         std::string name;
+        bool written = false; ///< a store reaches it: its loads are never the read-only path's
         std::vector<Place> places;
         std::vector<Place> aliases;
         std::vector<Option> options;
@@ -272,9 +274,12 @@ private:
     double evaluate(const Place* places, const uint8_t* present, Scratch& s, Prediction* out,
                     std::string* reason) const;
     bool fits(const Place* places, const uint8_t* present, Scratch& s, std::string* reason) const;
-    /// Whether the ordered reads (Option::readSerialization) pay their second latency in this
-    /// placement: measured, only while no array of the kernel is on the read-only path. A free
-    /// array (`present` 0) that could be is taken to be (a lower bound).
+    /// Whether the ordered reads of read-only arrays (Option::readSerialization) pay their
+    /// second latency in this placement: only while no array of the kernel is on the read-only
+    /// path. One restricted pointer in the kernel (ReadOnlyAccessor's) and nvcc compiles every
+    /// read-only array's loads to LDG.E.CONSTANT and issues them before the stores (SASS of
+    /// the particle filter, docs/NOTES.md). A free array (`present` 0) that could be on the
+    /// read-only path is taken to be (a lower bound).
     bool readsStayOrdered(const Place* places, const uint8_t* present) const;
 
     TraceStats stats_;

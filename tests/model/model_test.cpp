@@ -647,6 +647,18 @@ TEST(Model, AnArrayOnTheReadOnlyPathLeavesTheReadsUnordered) {
         EXPECT_LE(bound, m->cycles(p) * (1 + 1e-12)) << placeName(u);
     }
     EXPECT_LT(bound, m->cycles(global));
+
+    // A written array's loads stay plain: its ordered reads pay whatever the others' places.
+    auto w = build(parse(std::string(kOrderedBody) + "r 0 0 5 Z * 0..31\nw 0 0 6 Z * 0..31\n",
+                         std::string(kOrderedHead) + "array Z elem=4 length=64 mode=readwrite\n"),
+                   *s);
+    ASSERT_NE(w, nullptr);
+    ASSERT_GT(w->stats().arrays[5].orderedReadRequests, 0);
+    const Placement allGlobal(6, Place::Global);
+    Placement readOnlyU = allGlobal;
+    readOnlyU[0] = Place::ReadOnly;
+    EXPECT_LT(w->arrayCycles(readOnlyU, 2), w->arrayCycles(allGlobal, 2));
+    EXPECT_DOUBLE_EQ(w->arrayCycles(readOnlyU, 5), w->arrayCycles(allGlobal, 5));
 }
 
 TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
