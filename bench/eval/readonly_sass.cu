@@ -32,7 +32,7 @@ __global__ void find_index(MP_CDF CDF, MP_u u, MP_arrayX arrayX, MP_arrayY array
 using G = memplace::GlobalAccessor<const float>;
 using R = memplace::ReadOnlyAccessor<const float>;
 using W = memplace::GlobalAccessor<float>;
-#define INSTANTIATE(C, U, X, Y)                                                                   \
+#define INSTANTIATE(C, U, X, Y)                                                                    \
     template __global__ void find_index<C, U, X, Y, W, W>(C, U, X, Y, W, W, int);
 INSTANTIATE(G, G, G, G)
 INSTANTIATE(R, G, G, G)
