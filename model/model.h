@@ -35,6 +35,12 @@
 // when the kernel's arrays take more than half the L2 (else nothing is evicted between launches
 // anyway): none is written back.
 //
+// Ordered reads. A read that follows, in the warp's program order, a store which waited on a load
+// (ArrayStats::orderedReadRequests) pays its levels' read cost twice through a plain load
+// (global, l2persist): the compiler keeps it behind the store. Not when any array of the
+// placement is on the read-only path: its restricted pointer lets nvcc make every read-only
+// array's load non-coherent and issue it first (readsStayOrdered; docs/NOTES.md).
+//
 // Time. PORPLE's path-based model: T = max over paths p of T(p). With PathModel::Porple,
 // T(p) sums the arrays whose place is on p. With PathModel::SharedUnits (default), T(p) sums
 // the load on every unit p passes through, whichever array put it there: paths overlap except
@@ -139,9 +145,9 @@ public:
     size_t arrayCount() const { return arrays_.size(); }
     const std::string& arrayName(size_t i) const { return arrays_[i].name; }
     /// Feasible places of array i on its own, global first, then in Place order; a place that is
-    /// reached exactly like an earlier one (e.g. the read-only path like global on sm_70+) is
-    /// left out, since it costs the same in every placement (see aliases()). An array the trace
-    /// never accesses has one candidate: its original place.
+    /// reached exactly like an earlier one (e.g. the read-only path like global on sm_70+, in a
+    /// kernel without ordered reads) is left out, since it costs the same in every placement
+    /// (see aliases()). An array the trace never accesses has one candidate: its original place.
     const std::vector<Place>& candidates(size_t i) const { return arrays_[i].places; }
     /// Feasible places left out of candidates() because they cost exactly what an earlier
     /// candidate costs. A placement may still use them.
