@@ -295,6 +295,9 @@ int runPlace(const PlaceOptions& o) {
     for (const auto& p : best.paths) {
         std::cout << fmt::format(" {}={}", p.path, cyclesText(p.cycles));
     }
+    if (best.launchCycles > 0) {
+        std::cout << fmt::format("; before the kernel {}", cyclesText(best.launchCycles));
+    }
     std::cout << fmt::format("\noccupancy: {} blocks per SM (original {}), {} bytes of shared "
                              "memory per block\n",
                              best.residentBlocks, best.originalResidentBlocks, best.sharedPerBlock);

@@ -77,12 +77,17 @@ std::string humanSpec(const Spec& s) {
     }
     out += memories.format();
     out += "\n";
-    Table places({"place", "memory", "levels (nearest first)", "path", "rw", "capacity"});
+    Table places(
+        {"place", "memory", "levels (nearest first)", "path", "rw", "capacity", "launch cost"});
     for (const auto& e : s.places) {
-        places.add({std::string(placeName(e.place)), e.memory,
-                    fmt::format("{}", fmt::join(e.levels, " > ")), e.path, e.writable ? "rw" : "r",
-                    fmt::format("{} per {}", formatSize(e.capacity),
-                                spec::shareScopeName(e.capacityScope))});
+        const bool launch = e.launchCost.memoryBound != 0 || e.launchCost.computeBound != 0;
+        places.add(
+            {std::string(placeName(e.place)), e.memory,
+             fmt::format("{}", fmt::join(e.levels, " > ")), e.path, e.writable ? "rw" : "r",
+             fmt::format("{} per {}", formatSize(e.capacity),
+                         spec::shareScopeName(e.capacityScope)),
+             launch ? fmt::format("{:g}/{:g}", e.launchCost.memoryBound, e.launchCost.computeBound)
+                    : "-"});
     }
     out += places.format();
     if (!s.assumptions.empty()) {

@@ -383,6 +383,10 @@ void Model::setCosts(const spec::Spec& spec, bool memoryBound) {
         return static_cast<int>(std::find(units_.begin(), units_.end(), unitOf(*m)) -
                                 units_.begin());
     };
+    for (const auto& e : spec.places) {
+        launchCycles_[static_cast<size_t>(e.place)] =
+            memoryBound ? e.launchCost.memoryBound : e.launchCost.computeBound;
+    }
     const double blocks = static_cast<double>(stats_.blocks);
     for (size_t i = 0; i < arrays_.size(); ++i) {
         const ArrayStats& as = stats_.arrays[i];
@@ -939,8 +943,11 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             critical = p;
         }
     }
+    const double launch = launchCycles(places, present);
+    t += launch;
     if (out != nullptr) {
         out->cycles = t;
+        out->launchCycles = launch;
         out->seconds = seconds(t);
         out->criticalPath = paths_.empty() ? "" : paths_[critical];
         out->paths.clear();
@@ -963,6 +970,20 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         out->memoryBound = memoryBound_;
     }
     return t;
+}
+
+double Model::launchCycles(const Place* places, const uint8_t* present) const {
+    bool used[kAllPlaces.size()] = {};
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+        if (present == nullptr || present[i] != 0) {
+            used[static_cast<size_t>(places[i])] = true;
+        }
+    }
+    double c = 0;
+    for (size_t p = 0; p < kAllPlaces.size(); ++p) {
+        c += used[p] ? launchCycles_[p] : 0.0;
+    }
+    return c;
 }
 
 bool Model::readsStayOrdered(const Place* places, const uint8_t* present) const {
@@ -1004,7 +1025,8 @@ std::pair<double, double> Model::cyclesAndSum(const Placement& p) const {
     if (t == kInfeasible) {
         return {kInfeasible, kInfeasible};
     }
-    double sum = std::accumulate(s.pathLoad.begin(), s.pathLoad.end(), 0.0);
+    double sum = std::accumulate(s.pathLoad.begin(), s.pathLoad.end(), 0.0) +
+                 launchCycles(p.data(), nullptr);
     return {t, sum};
 }
 
@@ -1088,7 +1110,8 @@ double Model::lowerBound(const Placement& p, const std::vector<uint8_t>& fixed) 
         }
         best = std::max(best, v);
     }
-    return best;
+    // The fixed arrays' places are used by every completion: their launch costs come on top.
+    return best + launchCycles(p.data(), fixed.data());
 }
 
 } // namespace memplace::model

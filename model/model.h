@@ -47,6 +47,10 @@
 // where they share hardware (texture and load/store both end in L2 and DRAM), so moving a
 // stream to the texture path does not make DRAM faster.
 //
+// Launch costs. A place whose arrays the runtime copies before every launch (the constant bank's
+// upload, one copy for all of a kernel's constant arrays) adds its spec launchCost to the time
+// of any placement that uses it, after the paths' maximum: the copy runs before the kernel.
+//
 // Shared memory. Each block loads the whole array from global memory (through L2; DRAM once
 // when it fits L2) and stores it to shared memory; written arrays are copied back (the
 // sectors each block wrote) and need a dirty bitmap. The staged bytes count for occupancy: a
@@ -121,8 +125,11 @@ struct PathTime {
 struct Prediction {
     bool feasible = true;
     std::string reason; ///< why not, when infeasible
-    double cycles = 0;  ///< max over paths
+    double cycles = 0;  ///< max over paths, plus launchCycles
     double seconds = 0; ///< cycles / (clock * SMs the grid occupies)
+    /// The stream work before the kernel that the places of the placement cost (the constant
+    /// bank's upload): spec::PlaceEntry::launchCost, once per place used.
+    double launchCycles = 0;
     std::string criticalPath;
     std::vector<PathTime> paths;
     std::vector<UnitLoad> units;
@@ -311,6 +318,10 @@ private:
     std::vector<std::vector<std::vector<double>>> contribution_;
     std::vector<std::vector<uint64_t>> onBoundPath_; ///< per array, option: bound paths it is on
     std::vector<std::vector<double>> lambdas_;       ///< weights over boundPaths_ for the bound
+    /// Per place: its launch cost for this kernel's boundedness (spec::PlaceEntry::launchCost).
+    double launchCycles_[kAllPlaces.size()] = {};
+    /// The launch costs of the places `places` uses (`present` null: every array).
+    double launchCycles(const Place* places, const uint8_t* present) const;
 };
 
 } // namespace memplace::model

@@ -56,6 +56,7 @@ json predictionJson(const Prediction& p) {
     out["cycles"] = number(p.cycles);
     out["seconds"] = number(p.seconds);
     out["critical_path"] = p.criticalPath;
+    out["launch_cycles"] = number(p.launchCycles);
     out["memory_bound"] = p.memoryBound;
     out["resident_blocks"] = p.residentBlocks;
     out["original_resident_blocks"] = p.originalResidentBlocks;

@@ -25,6 +25,7 @@ using msl::Value;
 using Kind = msl::Value::Kind;
 
 constexpr double kDefaultConcurrency = 0.2;
+constexpr double kMaxLaunchCost = 1e12; // model cycles: far above any launch's stream work
 constexpr uint32_t kDefaultBanks = 32;
 
 size_t editDistance(std::string_view a, std::string_view b) {
@@ -310,6 +311,30 @@ public:
     }
 
     /// `(memory-bound, compute-bound)`, one number for both, or `?` anywhere for 0.2.
+    /// `(memory-bound, compute-bound)` model cycles, each in [0, 1e12]; one number: both.
+    std::optional<LaunchCost> launchCost(const Field& f) {
+        const Value& v = f.value;
+        if (v.kind == Kind::Tuple && v.items.size() == 2) {
+            auto mb = numberUpTo(f, v.items[0], kMaxLaunchCost, true);
+            auto cb = numberUpTo(f, v.items[1], kMaxLaunchCost, true);
+            if (!mb || !cb) {
+                return std::nullopt;
+            }
+            return LaunchCost{*mb, *cb};
+        }
+        if (v.kind == Kind::Tuple) {
+            r_.error(v.location, fmt::format("'{}' expects (memory-bound, compute-bound) or one "
+                                             "number, found {} items",
+                                             f.name, v.items.size()));
+            return std::nullopt;
+        }
+        auto x = nonNegative(f, kMaxLaunchCost);
+        if (!x) {
+            return std::nullopt;
+        }
+        return LaunchCost{*x, *x};
+    }
+
     std::optional<ConcurrencyFactor> concurrency(const Field& f, std::string_view memory) {
         const Value& v = f.value;
         auto one = [&](const Value& x, std::string_view which) -> std::optional<double> {
@@ -463,7 +488,7 @@ const std::vector<FieldRule>& placeRules() {
         {"memory", Need::Required},        {"levels", Need::Optional},
         {"path", Need::Optional},          {"rw", Need::Optional},
         {"dim", Need::Optional},           {"capacity", Need::Optional},
-        {"capacityScope", Need::Optional},
+        {"capacityScope", Need::Optional}, {"launchCost", Need::Optional},
     };
     return rules;
 }
@@ -962,6 +987,9 @@ private:
         }
         if (const Field* f = fields.get("capacityScope")) {
             p.capacityScope = read_.scope(*f).value_or(p.capacityScope);
+        }
+        if (const Field* f = fields.get("launchCost")) {
+            p.launchCost = read_.launchCost(*f).value_or(LaunchCost{});
         }
         spec_.places.push_back(std::move(p));
     }

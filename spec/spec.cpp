@@ -115,6 +115,10 @@ std::string printSpec(const Spec& spec) {
         line("dim", formatList(dims));
         line("capacity", formatBytes(e.capacity));
         line("capacityScope", std::string(shareScopeName(e.capacityScope)));
+        if (e.launchCost.memoryBound != 0 || e.launchCost.computeBound != 0) {
+            line("launchCost", fmt::format("({}, {})", formatNumber(e.launchCost.memoryBound),
+                                           formatNumber(e.launchCost.computeBound)));
+        }
         out += "}\n";
     }
     return out;
@@ -149,7 +153,9 @@ bool operator==(const Memory& a, const Memory& b) {
 bool operator==(const PlaceEntry& a, const PlaceEntry& b) {
     return a.place == b.place && a.memory == b.memory && a.levels == b.levels && a.path == b.path &&
            a.writable == b.writable && a.dims == b.dims && a.capacity == b.capacity &&
-           a.capacityScope == b.capacityScope;
+           a.capacityScope == b.capacityScope &&
+           a.launchCost.memoryBound == b.launchCost.memoryBound &&
+           a.launchCost.computeBound == b.launchCost.computeBound;
 }
 
 bool equivalent(const Spec& a, const Spec& b) {

@@ -73,6 +73,15 @@ struct Memory {
     std::optional<SerialCondition> serialCondition; ///< none: never serializes
 };
 
+/// Model cycles a launch pays once for the runtime's stream work before the kernel when an array
+/// of the kernel is in a place (the constant bank's upload), as (memory-bound, compute-bound):
+/// the model's cycles stand for more time in a compute-bound kernel, as its concurrency
+/// factors do.
+struct LaunchCost {
+    double memoryBound = 0;
+    double computeBound = 0;
+};
+
 /// How an array placed in `place` is reached.
 struct PlaceEntry {
     Place place = Place::Global;
@@ -83,6 +92,7 @@ struct PlaceEntry {
     std::vector<uint32_t> dims;      ///< array dimensionalities allowed (empty: any)
     uint64_t capacity = 0;           ///< bytes available to the arrays placed here
     ShareScope capacityScope = ShareScope::Device; ///< the capacity is per block, per device, ...
+    LaunchCost launchCost;                         ///< none by default
 };
 
 /// A fact the reader should know: a `?` replaced by a default, an `om` inferred.

@@ -90,6 +90,7 @@ nlohmann::json toJson(const Spec& spec) {
             {"dims", e.dims},
             {"capacity", e.capacity},
             {"capacityScope", shareScopeName(e.capacityScope)},
+            {"launchCost", {e.launchCost.memoryBound, e.launchCost.computeBound}},
         });
     }
     out["places"] = std::move(places);

@@ -137,6 +137,37 @@ TEST(Model, RequestCostIsPaidByEveryRequestThatReachesTheMemory) {
     EXPECT_LE(m2->lowerBound({Place::Global}, none), g2.cycles);
 }
 
+// launchCost: the stream work before the kernel (the constant bank's upload), once per place a
+// placement uses, after the paths' maximum; free arrays add nothing to a lower bound.
+TEST(Model, APlaceWithALaunchCostAddsItOncePerLaunch) {
+    spec::Spec s = tinySpec("path = const; }", "path = const; launchCost = (600, 900); }");
+    ASSERT_EQ(s.findPlace(Place::Constant)->launchCost.memoryBound, 600.0);
+    trace::Trace one = parse(kHand, kHandHead);
+    auto plain = build(one, tinySpec());
+    auto m = build(one, s, {.bound = Boundedness::Memory});
+    EXPECT_DOUBLE_EQ(m->cycles({Place::Global}), plain->cycles({Place::Global}));
+    Prediction c = m->predict({Place::Constant});
+    EXPECT_DOUBLE_EQ(c.cycles, plain->cycles({Place::Constant}) + 600);
+    EXPECT_DOUBLE_EQ(c.launchCycles, 600);
+    auto compute = build(one, s, {.bound = Boundedness::Compute});
+    EXPECT_DOUBLE_EQ(compute->predict({Place::Constant}).launchCycles, 900);
+
+    // Two constant arrays: one upload.
+    auto two = build(parse(std::string(kHand) + "r 0 0 2 B * 0..31\n",
+                           "kernel hand\ngrid 1\nblock 32\narray A elem=4 length=64 mode=read\n"
+                           "array B elem=4 length=32 mode=read\n"),
+                     s, {.bound = Boundedness::Memory});
+    Prediction both = two->predict({Place::Constant, Place::Constant});
+    EXPECT_DOUBLE_EQ(both.launchCycles, 600);
+    EXPECT_DOUBLE_EQ(two->predict({Place::Constant, Place::Global}).launchCycles, 600);
+    EXPECT_DOUBLE_EQ(two->predict({Place::Global, Place::Global}).launchCycles, 0);
+    EXPECT_GE(two->lowerBound({Place::Constant, Place::Global}, {1, 0}), 600)
+        << "a fixed constant array's upload is in every completion";
+    EXPECT_LE(two->lowerBound({Place::Constant, Place::Global}, {1, 0}), both.cycles);
+    EXPECT_LE(two->lowerBound({Place::Global, Place::Global}, {0, 0}),
+              two->cycles({Place::Global, Place::Global}));
+}
+
 TEST(Model, MemoryCountersSumTheLevelsOfEveryArray) {
     // Two arrays on the global path: A as in kHand (L1 9 requests, 5 hits; global 4), B read
     // once coalesced (L1 4 requests, 0 hits; global 4) and written once (global 4 writes).

@@ -117,6 +117,47 @@ TEST(MslParse, RequestCostIsReadPrintedAndChecked) {
     ASSERT_FALSE(withUnit) << "a cost has no unit";
 }
 
+TEST(MslParse, LaunchCostIsReadPrintedAndChecked) {
+    auto plain = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(plain) << plain.message();
+    EXPECT_EQ(plain->findPlace(Place::Shared)->launchCost.memoryBound, 0.0) << "none unless given";
+    EXPECT_EQ(printSpec(*plain).find("launchCost"), std::string::npos);
+
+    auto pair = parseSpec(testing::minimalSpecWith(59, "place shared { memory = shared; path = "
+                                                       "ldst; launchCost = (1000, 5e3); }"),
+                          "pair.msl");
+    ASSERT_TRUE(pair) << pair.message();
+    EXPECT_EQ(pair->findPlace(Place::Shared)->launchCost.memoryBound, 1000.0);
+    EXPECT_EQ(pair->findPlace(Place::Shared)->launchCost.computeBound, 5000.0);
+    std::string printed = printSpec(*pair);
+    EXPECT_NE(printed.find("launchCost = (1000, 5000);"), std::string::npos) << printed;
+    auto again = parseSpec(printed, "printed.msl");
+    ASSERT_TRUE(again) << again.message();
+    EXPECT_TRUE(equivalent(*pair, *again));
+    EXPECT_FALSE(equivalent(*plain, *pair)) << "the cost is part of the place";
+
+    auto one = parseSpec(
+        testing::minimalSpecWith(59, "place shared { memory = shared; launchCost = 70; }"),
+        "one.msl");
+    ASSERT_TRUE(one) << one.message();
+    EXPECT_EQ(one->findPlace(Place::Shared)->launchCost.computeBound, 70.0) << "one number: both";
+
+    auto negative = parseSpec(
+        testing::minimalSpecWith(59, "place shared { memory = shared; launchCost = (1, -1); }"),
+        "neg.msl");
+    ASSERT_FALSE(negative);
+    EXPECT_NE(negative.message().find("neg.msl:59:"), std::string::npos) << negative.message();
+    EXPECT_NE(negative.message().find("'launchCost' expects a number in [0, "), std::string::npos)
+        << negative.message();
+    auto three = parseSpec(
+        testing::minimalSpecWith(59, "place shared { memory = shared; launchCost = (1, 2, 3); }"),
+        "three.msl");
+    ASSERT_FALSE(three);
+    EXPECT_NE(three.message().find("(memory-bound, compute-bound) or one number, found 3 items"),
+              std::string::npos)
+        << three.message();
+}
+
 TEST(MslParse, PrintParsesBackToTheSameSpec) {
     auto s = parseSpec(minimalSpec(), "min.msl");
     ASSERT_TRUE(s) << s.message();
