@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Nsight Compute on kernels whose persisting-window placements the model ranks wrongly
+# (docs/NOTES.md, 2026-11-26: windows slower than predicted over gathered or large arrays,
+# faster over streamed arrays kept between launches). Each case runs the rewritten program twice
+# with every array of the kernel forced: as written, and with one array in an L2 persisting
+# window; one launch profiled after the warm-ups, caches not flushed (the window's effect across
+# launches is the point), whole-application replay so that every metric pass starts alike.
+# Needs a prepared evaluation folder (bench/eval/prepare.py --carry DIR). Results under
+# ${OUT:-out/window_ncu} (window_ncu.tgz); a table last.
+#   bash bench/eval/window_ncu.sh out/gpu/eval
+set -uo pipefail
+carry="$(cd "$1" && pwd)"
+out="${OUT:-out/window_ncu}"
+mkdir -p "$out"
+libs="$carry/lib/libmemplace_placer.a $carry/lib/libmemplace_runtime.a $carry/lib/libmemplace_runtime_core.a $carry/lib/libmemplace_search.a $carry/lib/libmemplace_model.a $carry/lib/libmemplace_trace.a $carry/lib/libmemplace_spec.a $carry/lib/libmemplace_common.a"
+work="$(mktemp -d)"
+build() {
+  nvcc -std=c++20 -O3 -arch=sm_90 -I"$carry/include" -I"$carry/kernels" -c "$carry/src/$1.cu" \
+    -o "$work/$1.o" && nvcc -arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc \
+    "$work/$1.o" $libs -lpthread -o "$work/$1"
+}
+for p in spmv md scan hydro_control triad hydro_force; do build "$p" & done
+wait
+# program input kernel window-array placement-as-written
+cases=(
+  "spmv random spmv_csr_vector rowPtr colIdx=readonly,rowPtr=readonly,val=readonly,x=readonly,y=global"
+  "md shuffled md_lj_force position force=global,neighList=readonly,position=readonly"
+  "scan odd scan_bottom in blockSums=readonly,in=readonly,out=global"
+  "hydro_control region hydro_monotonic_q qq delv_eta=readonly,delv_xi=readonly,delv_zeta=readonly,delx_eta=readonly,delx_xi=readonly,delx_zeta=readonly,elemBC=readonly,elemMass=readonly,letam=readonly,letap=readonly,lxim=readonly,lxip=readonly,lzetam=readonly,lzetap=readonly,ql=global,qq=global,regElemlist=readonly,vdov=readonly,vnew=readonly,volo=readonly"
+  "triad medium triad b a=global,b=readonly,c=readonly"
+  "hydro_force shuffled hydro_fb_hourglass_force xd determ=readonly,dvdx=readonly,dvdy=readonly,dvdz=readonly,elemMass=readonly,fx_elem=global,fy_elem=global,fz_elem=global,nodelist=readonly,ss=readonly,x8n=readonly,xd=readonly,y8n=readonly,yd=readonly,z8n=readonly,zd=readonly"
+  "spmv banded spmv_csr_vector rowPtr colIdx=readonly,rowPtr=readonly,val=readonly,x=readonly,y=global"
+)
+metrics="gpu__time_duration.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum"
+qualify() { # kernel "a=p,b=q" -> "kernel.a=p,kernel.b=q"
+  local k="$1" s="$2"
+  echo "$k.${s//,/,$k.}"
+}
+for c in "${cases[@]}"; do
+  read -r prog input kernel array written <<<"$c"
+  windowed="$(sed -E "s/(^|,)$array=[a-z0-9]+/\\1$array=l2persist/" <<<"$written")"
+  for mode in written window; do
+    placement="$written"
+    [[ $mode == window ]] && placement="$windowed"
+    tag="${prog}_${input}_${mode}"
+    MEMPLACE="force:$(qualify "$kernel" "$placement")" MEMPLACE_TUNE=0 MEMPLACE_QUIET=1 \
+      timeout 240 ncu --clock-control none --cache-control none --replay-mode application \
+      -k "regex:^$kernel\$" --launch-skip 3 --launch-count 1 --metrics "$metrics" --csv \
+      "$work/$prog" --input "$input" --warmup 2 --repeat 3 >"$out/$tag.csv" 2>"$out/$tag.err"
+    echo "$tag rc=$? ($array)"
+  done
+done
+python3 - "$out" <<'PY'
+import csv, glob, os, sys
+vals = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
+    tag = os.path.basename(f)[:-4]
+    lines = [l for l in open(f) if l.startswith('"')]
+    for r in csv.DictReader(lines):
+        v = r["Metric Value"].replace(",", "")
+        try:
+            vals.setdefault(tag, {})[r["Metric Name"]] = float(v)
+        except ValueError:
+            pass
+cols = [("gpu__time_duration.sum", "time", 1e-3, "us"),
+        ("lts__t_sector_op_read_hit_rate.pct", "L2 rd hit", 1, "%"),
+        ("lts__t_sector_op_write_hit_rate.pct", "L2 wr hit", 1, "%"),
+        ("lts__t_sectors_op_read.sum", "L2 rd sect", 1e-6, "M"),
+        ("dram__bytes_read.sum", "DRAM rd", 1e-6, "MB"),
+        ("dram__bytes_write.sum", "DRAM wr", 1e-6, "MB")]
+print("%-34s" % "case" + "".join("%13s" % (c[1] + " " + c[3]) for c in cols))
+for tag in sorted(vals):
+    print("%-34s" % tag + "".join("%13.1f" % (vals[tag].get(m, float("nan")) * s) for m, _, s, _ in cols))
+PY
+# One archive: the device tool brings back a few files per call.
+(cd "$out" && tar czf window_ncu.tgz ./*.csv ./*.err && rm -f ./*.csv ./*.err)
