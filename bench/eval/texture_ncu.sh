@@ -9,14 +9,9 @@ set -uo pipefail
 carry="$(cd "$1" && pwd)"
 out="${OUT:-out/texture_ncu}"
 mkdir -p "$out"
-libs="$carry/lib/libmemplace_placer.a $carry/lib/libmemplace_runtime.a $carry/lib/libmemplace_runtime_core.a $carry/lib/libmemplace_search.a $carry/lib/libmemplace_model.a $carry/lib/libmemplace_trace.a $carry/lib/libmemplace_spec.a $carry/lib/libmemplace_common.a"
 work="$(mktemp -d)"
-build() {
-  nvcc -std=c++20 -O3 -arch=sm_90 -I"$carry/include" -I"$carry/kernels" -c "$carry/src/$1.cu" \
-    -o "$work/$1.o" && nvcc -arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc \
-    "$work/$1.o" $libs -lpthread -o "$work/$1"
-}
-for p in conv2d cfd scan mm spmv; do build "$p" & done
+. "$(dirname "$0")/ncu_common.sh"
+for p in conv2d cfd scan mm spmv; do ncu_build "$carry" "$work" "$p" & done
 wait
 # program input kernel array
 cases=(
@@ -37,15 +32,11 @@ for c in "${cases[@]}"; do
     echo "$tag rc=$?"
   done
 done
-python3 - "$out" <<'PY'
-import csv, glob, os, sys
-rows = {}
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
-    tag = os.path.basename(f)[:-4]
-    lines = [l for l in open(f) if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        rows.setdefault(r["Metric Name"], {})[tag] = r["Metric Value"]
-tags = sorted({t for m in rows.values() for t in m})
-for m in sorted(rows):
-    print(m, *("%s=%s" % (t, rows[m].get(t, "-")) for t in tags), sep="\n  ")
+PYTHONPATH="$(dirname "$0")" python3 - "$out" <<'PY'
+import sys
+from ncu_csv import load
+runs = load(sys.argv[1])
+tags = sorted(runs)
+for m in sorted({m for r in runs.values() for m in r}):
+    print(m, *("%s=%s" % (t, runs[t].get(m, "-")) for t in tags), sep="\n  ")
 PY

@@ -12,14 +12,9 @@ set -uo pipefail
 carry="$(cd "$1" && pwd)"
 out="${OUT:-out/window_ncu}"
 mkdir -p "$out"
-libs="$carry/lib/libmemplace_placer.a $carry/lib/libmemplace_runtime.a $carry/lib/libmemplace_runtime_core.a $carry/lib/libmemplace_search.a $carry/lib/libmemplace_model.a $carry/lib/libmemplace_trace.a $carry/lib/libmemplace_spec.a $carry/lib/libmemplace_common.a"
 work="$(mktemp -d)"
-build() {
-  nvcc -std=c++20 -O3 -arch=sm_90 -I"$carry/include" -I"$carry/kernels" -c "$carry/src/$1.cu" \
-    -o "$work/$1.o" && nvcc -arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc \
-    "$work/$1.o" $libs -lpthread -o "$work/$1"
-}
-for p in spmv md scan hydro_control triad hydro_force; do build "$p" & done
+. "$(dirname "$0")/ncu_common.sh"
+for p in spmv md scan hydro_control triad hydro_force; do ncu_build "$carry" "$work" "$p" & done
 wait
 # program input kernel window-array placement-as-written
 cases=(
@@ -43,34 +38,31 @@ for c in "${cases[@]}"; do
     placement="$written"
     [[ $mode == window ]] && placement="$windowed"
     tag="${prog}_${input}_${mode}"
+    # A placement not compiled in runs as its just-in-time instantiation, compiled before the
+    # first launch (as the sweep runs it), not through the dynamic accessor.
     MEMPLACE="force:$(qualify "$kernel" "$placement")" MEMPLACE_TUNE=0 MEMPLACE_QUIET=1 \
+      MEMPLACE_JIT=always MEMPLACE_JIT_SYNC=1 \
       timeout 240 ncu --clock-control none --cache-control none --replay-mode application \
       -k "regex:^$kernel\$" --launch-skip 3 --launch-count 1 --metrics "$metrics" --csv \
       "$work/$prog" --input "$input" --warmup 2 --repeat 3 >"$out/$tag.csv" 2>"$out/$tag.err"
     echo "$tag rc=$? ($array)"
   done
 done
-python3 - "$out" <<'PY'
-import csv, glob, os, sys
-vals = {}
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
-    tag = os.path.basename(f)[:-4]
-    lines = [l for l in open(f) if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        v = r["Metric Value"].replace(",", "")
-        try:
-            vals.setdefault(tag, {})[r["Metric Name"]] = float(v)
-        except ValueError:
-            pass
+PYTHONPATH="$(dirname "$0")" python3 - "$out" <<'PY'
+import sys
+from ncu_csv import load, number
+runs = load(sys.argv[1])
 cols = [("gpu__time_duration.sum", "time", 1e-3, "us"),
         ("lts__t_sector_op_read_hit_rate.pct", "L2 rd hit", 1, "%"),
         ("lts__t_sector_op_write_hit_rate.pct", "L2 wr hit", 1, "%"),
         ("lts__t_sectors_op_read.sum", "L2 rd sect", 1e-6, "M"),
         ("dram__bytes_read.sum", "DRAM rd", 1e-6, "MB"),
         ("dram__bytes_write.sum", "DRAM wr", 1e-6, "MB")]
-print("%-34s" % "case" + "".join("%13s" % (c[1] + " " + c[3]) for c in cols))
-for tag in sorted(vals):
-    print("%-34s" % tag + "".join("%13.1f" % (vals[tag].get(m, float("nan")) * s) for m, _, s, _ in cols))
+print("%-34s" % "case" + "".join("%13s" % (c[1] + " " + c[3]) for c in cols) + "  dispatch")
+for tag in sorted(runs):
+    dispatch = "dynamic" if "DynamicAccessor" in runs[tag].get("Kernel Name", "") else "compiled"
+    print("%-34s" % tag + "".join("%13.1f" % (number(runs[tag].get(m)) * s) for m, _, s, _ in cols)
+          + "  " + dispatch)
 PY
 # One archive: the device tool brings back a few files per call.
 (cd "$out" && tar czf window_ncu.tgz ./*.csv ./*.err && rm -f ./*.csv ./*.err)
