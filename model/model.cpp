@@ -117,7 +117,9 @@ Model::Model(const spec::Spec& spec, TraceStats stats, ModelOptions options)
                 dramCycles = u.cycles;
             }
         }
-        memoryBound = !p.feasible || p.cycles <= 0 || dramCycles >= 0.5 * p.cycles;
+        // The kernel's own time: a launch cost (the constant upload) runs before it.
+        const double kernelCycles = p.cycles - p.launchCycles;
+        memoryBound = !p.feasible || kernelCycles <= 0 || dramCycles >= 0.5 * kernelCycles;
         if (!memoryBound) {
             setCosts(spec, false);
         }

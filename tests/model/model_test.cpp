@@ -166,6 +166,21 @@ TEST(Model, APlaceWithALaunchCostAddsItOncePerLaunch) {
     EXPECT_LE(two->lowerBound({Place::Constant, Place::Global}, {1, 0}), both.cycles);
     EXPECT_LE(two->lowerBound({Place::Global, Place::Global}, {0, 0}),
               two->cycles({Place::Global, Place::Global}));
+
+    // Whether the kernel is memory-bound is a matter of the kernel, not of the upload before
+    // it: an original placement in constant memory with a huge launch cost decides alike.
+    // Here B streams 64 coalesced rows from global memory: memory-bound.
+    std::string body = kHand;
+    for (int k = 0; k < 64; ++k) {
+        body += fmt::format("r 0 0 2 B * {}..{}\n", 32 * k, 32 * k + 31);
+    }
+    const std::string constHead =
+        "kernel hand\ngrid 1\nblock 32\narray A elem=4 length=64 mode=read original=constant\n"
+        "array B elem=4 length=2048 mode=read\n";
+    spec::Spec huge = tinySpec("path = const; }", "path = const; launchCost = 1e9; }");
+    auto without = build(parse(body, constHead), tinySpec());
+    ASSERT_TRUE(without->memoryBound());
+    EXPECT_TRUE(build(parse(body, constHead), huge)->memoryBound());
 }
 
 TEST(Model, MemoryCountersSumTheLevelsOfEveryArray) {
