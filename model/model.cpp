@@ -60,6 +60,7 @@ struct Model::Scratch {
     std::vector<double> arrayCost;
     std::vector<double> unitLoad;
     std::vector<double> pathLoad;
+    double launch = 0; ///< the placement's launch costs (Model::launchCycles)
     std::vector<double> poolCap;
     std::vector<double> setAside;
     std::vector<uint64_t> groupBytes;
@@ -736,6 +737,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
     s.arrayCost.assign(n, 0.0);
     s.unitLoad.assign(units_.size(), 0.0);
     s.pathLoad.assign(paths_.size(), 0.0);
+    s.launch = 0;
     if (!fits(places, present, s, reason)) {
         return kInfeasible;
     }
@@ -945,11 +947,11 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             critical = p;
         }
     }
-    const double launch = launchCycles(places, present);
-    t += launch;
+    s.launch = launchCycles(places, present);
+    t += s.launch;
     if (out != nullptr) {
         out->cycles = t;
-        out->launchCycles = launch;
+        out->launchCycles = s.launch;
         out->seconds = seconds(t);
         out->criticalPath = paths_.empty() ? "" : paths_[critical];
         out->paths.clear();
@@ -1027,8 +1029,7 @@ std::pair<double, double> Model::cyclesAndSum(const Placement& p) const {
     if (t == kInfeasible) {
         return {kInfeasible, kInfeasible};
     }
-    double sum = std::accumulate(s.pathLoad.begin(), s.pathLoad.end(), 0.0) +
-                 launchCycles(p.data(), nullptr);
+    double sum = std::accumulate(s.pathLoad.begin(), s.pathLoad.end(), 0.0) + s.launch;
     return {t, sum};
 }
 
@@ -1113,7 +1114,7 @@ double Model::lowerBound(const Placement& p, const std::vector<uint8_t>& fixed) 
         best = std::max(best, v);
     }
     // The fixed arrays' places are used by every completion: their launch costs come on top.
-    return best + launchCycles(p.data(), fixed.data());
+    return best + s.launch;
 }
 
 } // namespace memplace::model
