@@ -270,6 +270,28 @@ TEST(RecordedH100, WritesTheCommittedSpec) {
     EXPECT_EQ(r->msl, *golden);
 }
 
+// Recorded on the H200 of the GPU machines (NVIDIA H200, driver 580.159.04, CUDA 13.0) on
+// 2026-11-26 by memplace-probe-gpu; see docs/NOTES.md. The built-in h200 spec carries what it
+// measured, as h100 carries the H100's.
+TEST(RecordedH200, TheBuiltInSpecCarriesTheMeasuredLatenciesAndSetAside) {
+    auto r = analyze(load("h200_measurements.json"));
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings.front();
+    auto probed = spec::parseSpec(r->msl, "h200_probed.msl");
+    ASSERT_TRUE(probed) << probed.message();
+    auto builtin = spec::loadSpec("h200");
+    ASSERT_TRUE(builtin) << builtin.message();
+    for (const char* mem : {"shared", "L1", "texL1", "constL1", "constL15", "L2", "L2persist",
+                            "global", "constant"}) {
+        ASSERT_NE(probed->findMemory(mem), nullptr) << mem;
+        EXPECT_EQ(builtin->findMemory(mem)->latency.read, probed->findMemory(mem)->latency.read)
+            << mem;
+    }
+    EXPECT_EQ(builtin->findMemory("L2persist")->size, 39321600u); // the device's maximum
+    EXPECT_EQ(probed->findMemory("L2persist")->size, 39321600u);
+    EXPECT_EQ(builtin->findMemory("L2")->size, probed->findMemory("L2")->size);
+}
+
 TEST(CompareSpecs, SameSpecHasNoDifferencesAndH100DiffersInNumbers) {
     auto r = analyze(load("synthetic_measurements.json"));
     ASSERT_TRUE(r) << r.message();
