@@ -3,8 +3,9 @@
 device run measured, from the Placer's traces of that run (issue 8, item 5: fix the model, not
 the benchmark, and see what the fix does to the figures before spending device time).
 
-  repredict.py DIR [--memplace build/bin/memplace] [--spec h100] [--cases PROG[,PROG...]]
-               [--detail] [-- extra `memplace place` options]
+  repredict.py DIR [--memplace build/bin/memplace] [--spec SPEC] [--cases PROG[,PROG...]]
+               [--detail] [--pairs MIN] [--what-if PLACE[,PLACE...]]
+               [-- extra `memplace place` options]
 
 DIR holds what bench/evaluate.sh brought back: placements.csv, cases.csv and the Placer's traces
 (traces.tar.xz, unpacked into DIR/traces on first use).
@@ -24,20 +25,30 @@ With --tune K (default 3) the choice is then the Placer's on-line tuning among i
 with the sweep's medians standing in for the Placer's own timed launches.
 The choice is made among the measured placements only (a new model may prefer one that was not
 measured; such cases are counted and listed with --detail).
+
+The spec defaults to the built-in of the device the run measured (DIR/device.txt: h200 on an
+H200, else h100). Two diagnostics of where the model ranks wrongly:
+  --pairs MIN     over pairs of placements that differ in one array and measured at least MIN
+                  apart (0.05: 5%), how many the model orders right, by the two places of the
+                  array (global against the read-only path left out: one option in the model);
+                  with --detail the wrong ones;
+  --what-if P     the median rho were the model right about every move of one array from the
+                  original to a place in P: each prediction is multiplied by the measured over
+                  predicted ratio of every such single move the placement makes.
 """
 import argparse
 import csv
 import json
-import math
 import os
 import subprocess
+import statistics
 import sys
 import tarfile
 from collections import OrderedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from analyze import spearman  # noqa: E402
+from analyze import geomean, spearman  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PENALTY = 1.10
@@ -185,6 +196,61 @@ def tune(cands, original, first, measured, k, margin=1.01, explore=2):
     return orig_key
 
 
+def default_spec(d):
+    """The built-in spec of the device DIR/device.txt names (h200 for an H200, else h100)."""
+    try:
+        with open(os.path.join(d, "device.txt")) as f:
+            return "h200" if "H200" in f.readline() + f.readline() else "h100"
+    except OSError:
+        return "h100"
+
+
+def one_move(a, b):
+    """(array, place in a, place in b) when placements a and b differ in one array, else None."""
+    diff = [x for x in a if a[x] != b.get(x)]
+    return (diff[0], a[diff[0]], b[diff[0]]) if len(diff) == 1 else None
+
+
+def pair_counts(measured, pred, minimum, tally, wrong, label):
+    """Counts, per unordered pair of places, the one-array pairs measured `minimum` apart that
+    the model orders right (tally[places] = [right, wrong]); appends the wrong ones to `wrong`."""
+    keys = [k for k in measured if pred.get(k)]
+    for i, p in enumerate(keys):
+        for q in keys[i + 1:]:
+            m = one_move(parse(p), parse(q))
+            if m is None or {m[1], m[2]} <= ALIASES:
+                continue
+            mr, pr = measured[q][0] / measured[p][0], pred[q] / pred[p]
+            if abs(mr - 1) < minimum:
+                continue
+            right = (mr > 1) == (pr > 1) and pr != 1
+            tally.setdefault(tuple(sorted((m[1], m[2]))), [0, 0])[0 if right else 1] += 1
+            if not right:
+                wrong.append("%s %s: %s -> %s measured %.3f predicted %.3f" % (
+                    label, m[0], m[1], m[2], mr, pr))
+
+
+def what_if(measured, pred, orig_key, places):
+    """Predictions corrected by the measured over predicted ratio of each single move from the
+    original to a place in `places` that the placement makes (the model right about those)."""
+    orig = parse(orig_key)
+    ratio = {}
+    for k in measured:
+        m = one_move(orig, parse(k))
+        if m and m[2] in places and pred.get(k) and pred.get(orig_key):
+            ratio[(m[0], m[2])] = (measured[k][0] / measured[orig_key][0]) / (
+                pred[k] / pred[orig_key])
+    out = {}
+    for k, t in pred.items():
+        if t is not None:
+            f = 1.0
+            for a, v in parse(k).items():
+                if v != orig.get(a):
+                    f *= ratio.get((a, v), 1.0)
+            out[k] = t * f
+    return out
+
+
 def show(key, measured, pred, orig_key):
     """One case's placements, fastest measured first, with the predicted time and both ratios
     to the original."""
@@ -198,17 +264,16 @@ def show(key, measured, pred, orig_key):
             else ""))
 
 
-def geomean(xs):
-    xs = [x for x in xs if x]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--memplace", default=os.path.join(ROOT, "build", "bin", "memplace"))
-    ap.add_argument("--spec", default="h100")
+    ap.add_argument("--spec", help="spec to predict with (default: the device's built-in)")
+    ap.add_argument("--pairs", type=float, metavar="MIN",
+                    help="count one-array pairs measured MIN apart that the model orders right")
+    ap.add_argument("--what-if", metavar="PLACES",
+                    help="the median rho with the single moves to these places corrected")
     ap.add_argument("--cases", help="programs to re-score (comma list); default all")
     ap.add_argument("--detail", action="store_true", help="one line per case")
     ap.add_argument("--show", metavar="PROG/INPUT",
@@ -228,13 +293,16 @@ def main():
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     args.extra = extra
+    args.spec = args.spec or default_spec(args.dir)
+    print("spec %s" % args.spec, file=sys.stderr)
     prows, crows = load_rows(args.dir)
     tdir = traces_dir(args.dir)
     only = set(args.cases.split(",")) if args.cases else None
     by = OrderedDict()
     for r in prows:
         by.setdefault((r["program"], r["input"], r["kernel"]), []).append(r)
-    results = []
+    results, tally, wrong, whatif_rhos = [], {}, [], []
+    whatif_places = set(args.what_if.split(",")) if args.what_if else None
     for c in crows:
         key = (c["program"], c["input"], c["kernel"])
         if only and key[0] not in only:
@@ -266,6 +334,14 @@ def main():
         if args.show == "%s/%s" % key[:2]:
             show(key, measured, pred, orig_key)
         rho = spearman([p for p, _ in pts], [t for _, t in pts])
+        if args.pairs is not None:
+            pair_counts(measured, pred, args.pairs, tally, wrong, "%s/%s/%s" % key)
+        if whatif_places:
+            corrected = what_if(measured, pred, orig_key, whatif_places)
+            r = spearman([corrected[k] for k in measured if k in corrected],
+                         [t for k, (t, _) in measured.items() if k in corrected])
+            if r is not None:
+                whatif_rhos.append(r)
         t_best = min(t for t, _ in measured.values())
         t_orig = measured[orig_key][0]
         t_pick = measured[pick][0]
@@ -279,9 +355,19 @@ def main():
                 x["key"][0], x["key"][1], x["key"][2][:24],
                 "-" if x["rho"] is None else "%.2f" % x["rho"], "in5 " if x["within"] else "MISS",
                 x["s_pick"], x["s_best"], x["pick"][:90]))
-    rhos = sorted(x["rho"] for x in results if x["rho"] is not None)
-    med = rhos[len(rhos) // 2] if len(rhos) % 2 else (
-        (rhos[len(rhos) // 2 - 1] + rhos[len(rhos) // 2]) / 2 if rhos else None)
+    if args.pairs is not None:
+        print("one-array pairs measured %g%% apart, ordered right / wrong by the model:"
+              % (100 * args.pairs))
+        for places, (right, bad) in sorted(tally.items(), key=lambda kv: -kv[1][1]):
+            print("  %-24s %4d / %d" % (" - ".join(places), right, bad))
+        if args.detail:
+            print("\n".join("  " + w for w in wrong))
+    if whatif_places:
+        print("what-if (moves to %s right): median Spearman %.3f over %d cases" % (
+            ",".join(sorted(whatif_places)),
+            statistics.median(whatif_rhos) if whatif_rhos else 0, len(whatif_rhos)))
+    rhos = [x["rho"] for x in results if x["rho"] is not None]
+    med = statistics.median(rhos) if rhos else None
     n = len(results)
     gm_pick = geomean([x["s_pick"] for x in results])
     gm_best = geomean([x["s_best"] for x in results])
