@@ -1,6 +1,10 @@
 #include "runtime/src/env.h"
 
+#include <charconv>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace memplace::detail {
 
@@ -172,11 +176,49 @@ JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings) {
     return JitPolicy::Auto;
 }
 
-L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings) {
+namespace {
+
+/// "12MB", "512KB", "4096" -> bytes (1024-based suffixes); nullopt when not a positive size.
+std::optional<std::size_t> parseSize(std::string_view s) {
+    std::size_t unit = 1;
+    for (const auto& [suffix, factor] :
+         {std::pair<std::string_view, std::size_t>{"MB", std::size_t{1} << 20}, {"KB", 1024}}) {
+        if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
+            s.remove_suffix(suffix.size());
+            unit = factor;
+            break;
+        }
+    }
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc{} || end != s.data() + s.size() || n == 0 ||
+        n > std::numeric_limits<std::size_t>::max() / unit) {
+        return std::nullopt;
+    }
+    return n * unit;
+}
+
+} // namespace
+
+L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings,
+                              std::size_t* capBytes) {
+    if (capBytes != nullptr) {
+        *capBytes = 0;
+    }
     if (value == nullptr) {
         return L2LimitPolicy::Window;
     }
     const std::string_view v = trim(value);
+    if (v.substr(0, 7) == "window:") {
+        const auto cap = parseSize(trim(v.substr(7)));
+        if (!cap) {
+            warnings.push_back("MEMPLACE_L2_LIMIT='" + std::string(v) +
+                               "': the cap is not a size (bytes, or with KB or MB); no cap");
+        } else if (capBytes != nullptr) {
+            *capBytes = *cap;
+        }
+        return L2LimitPolicy::Window;
+    }
     if (v == "max") {
         return L2LimitPolicy::Max;
     }
@@ -185,7 +227,7 @@ L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warni
     }
     if (!v.empty() && v != "window") {
         warnings.push_back("MEMPLACE_L2_LIMIT='" + std::string(v) +
-                           "' is not window, max or keep; using window");
+                           "' is not window, window:SIZE, max or keep; using window");
     }
     return L2LimitPolicy::Window;
 }

@@ -64,6 +64,10 @@ enum class L2LimitPolicy {
     Keep,   ///< the device's maximum, left raised for the rest of the process
 };
 /// Parses MEMPLACE_L2_LIMIT (unset or empty: Window); a warning for anything else.
-L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings);
+/// `window:SIZE` (SIZE in bytes, or with a KB/MB suffix: 1024-based) is Window with the
+/// set-aside capped at SIZE: `*capBytes` gets it (0 when there is no cap), and a window larger
+/// than the cap persists only the cap's share of its lines (the access policy's hitRatio).
+L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings,
+                              std::size_t* capBytes = nullptr);
 
 } // namespace memplace::detail

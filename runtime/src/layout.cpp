@@ -146,8 +146,9 @@ Pitched2D pitchedTexture(std::uintptr_t ptr, std::size_t extent, std::size_t ele
 }
 
 std::size_t persistingSetAside(std::size_t windowBytes, std::size_t before, std::size_t maxPersist,
-                               std::size_t granularity) {
-    const std::size_t want = alignUp(windowBytes, granularity == 0 ? 1 : granularity);
+                               std::size_t granularity, std::size_t cap) {
+    const std::size_t bytes = cap == 0 ? windowBytes : std::min(windowBytes, cap);
+    const std::size_t want = alignUp(bytes, granularity == 0 ? 1 : granularity);
     return std::min(std::max(want, before), maxPersist);
 }
 

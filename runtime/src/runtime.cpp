@@ -139,6 +139,7 @@ struct Runtime {
     /// MEMPLACE_L2_LIMIT: how large the persisting L2 set-aside is made, and whether it is put
     /// back before the next launch that places nothing there.
     L2LimitPolicy l2Limit = L2LimitPolicy::Window;
+    std::size_t l2Cap = 0; ///< MEMPLACE_L2_LIMIT=window:SIZE: the set-aside at most SIZE
     DispatchMode apiDispatch = DispatchMode::Auto;
     std::map<std::string, std::vector<std::pair<std::string, Place>>> apiPlacements;
     std::shared_ptr<PlacementPolicy> policy;
@@ -283,7 +284,7 @@ void loadEnv(Runtime& r) {
     r.quiet = q != nullptr && *q != '\0' && std::strcmp(q, "0") != 0;
     r.env = parseMemplaceEnv(std::getenv("MEMPLACE"));
     r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
-    r.l2Limit = parseL2LimitEnv(std::getenv("MEMPLACE_L2_LIMIT"), r.env.warnings);
+    r.l2Limit = parseL2LimitEnv(std::getenv("MEMPLACE_L2_LIMIT"), r.env.warnings, &r.l2Cap);
     const JitPolicy jp = parseJitEnv(std::getenv("MEMPLACE_JIT"), r.env.warnings);
     const bool js =
         parseSwitchEnv("MEMPLACE_JIT_SYNC", std::getenv("MEMPLACE_JIT_SYNC"), r.env.warnings);
@@ -864,10 +865,10 @@ bool setPersistingLimit(const Runtime& r, DeviceAttrs& attrs, std::size_t window
         return false;
     }
     const auto maxPersist = static_cast<std::size_t>(attrs.maxPersist);
-    const std::size_t want =
-        r.l2Limit == L2LimitPolicy::Window
-            ? persistingSetAside(windowBytes, attrs.l2LimitBefore, maxPersist, std::size_t{1} << 20)
-            : maxPersist;
+    const std::size_t want = r.l2Limit == L2LimitPolicy::Window
+                                 ? persistingSetAside(windowBytes, attrs.l2LimitBefore, maxPersist,
+                                                      std::size_t{1} << 20, r.l2Cap)
+                                 : maxPersist;
     if (attrs.l2LimitSet && want == attrs.l2SetAsideAsked) {
         return true;
     }

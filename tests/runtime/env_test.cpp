@@ -92,5 +92,27 @@ TEST(RuntimeEnv, L2Limit) {
     EXPECT_NE(w[0].find("MEMPLACE_L2_LIMIT"), std::string::npos);
 }
 
+TEST(RuntimeEnv, L2LimitWindowWithACap) {
+    std::vector<std::string> w;
+    std::size_t cap = 1;
+    EXPECT_EQ(parseL2LimitEnv("window", w, &cap), L2LimitPolicy::Window);
+    EXPECT_EQ(cap, 0u);
+    EXPECT_EQ(parseL2LimitEnv("window:12MB", w, &cap), L2LimitPolicy::Window);
+    EXPECT_EQ(cap, 12u << 20);
+    EXPECT_EQ(parseL2LimitEnv(" window: 512KB ", w, &cap), L2LimitPolicy::Window);
+    EXPECT_EQ(cap, 512u << 10);
+    EXPECT_EQ(parseL2LimitEnv("window:4096", w, &cap), L2LimitPolicy::Window);
+    EXPECT_EQ(cap, 4096u);
+    EXPECT_TRUE(w.empty());
+    for (const char* bad : {"window:", "window:0", "window:12GB", "window:-1", "window:1.5MB"}) {
+        w.clear();
+        cap = 7;
+        EXPECT_EQ(parseL2LimitEnv(bad, w, &cap), L2LimitPolicy::Window) << bad;
+        EXPECT_EQ(cap, 0u) << bad;
+        ASSERT_EQ(w.size(), 1u) << bad;
+        EXPECT_NE(w[0].find("not a size"), std::string::npos) << bad;
+    }
+}
+
 } // namespace
 } // namespace memplace::detail

@@ -137,5 +137,15 @@ TEST(PersistingSetAside, SizedToTheWindow) {
     EXPECT_EQ(persistingSetAside(0, 0, maxPersist, MB), 0u);
 }
 
+TEST(PersistingSetAside, ACapBoundsTheWindowNotTheProgram) {
+    constexpr std::size_t MB = std::size_t{1} << 20;
+    const std::size_t maxPersist = 39321600; // the H200's
+    EXPECT_EQ(persistingSetAside(38 * MB, 0, maxPersist, MB, 12 * MB), 12 * MB);
+    EXPECT_EQ(persistingSetAside(4 * MB + 1, 0, maxPersist, MB, 12 * MB), 5 * MB); // below it
+    EXPECT_EQ(persistingSetAside(64 * MB, 0, maxPersist, MB, 64 * MB), maxPersist);
+    // What the program set itself stays, cap or not.
+    EXPECT_EQ(persistingSetAside(38 * MB, 20 * MB, maxPersist, MB, 12 * MB), 20 * MB);
+}
+
 } // namespace
 } // namespace memplace::detail
