@@ -6,13 +6,8 @@
 # (bench/eval/prepare.py --carry DIR). Results under ${OUT:-out/texture_ncu}.
 #   bash bench/eval/texture_ncu.sh out/gpu/eval
 set -uo pipefail
-carry="$(cd "$1" && pwd)"
-out="${OUT:-out/texture_ncu}"
-mkdir -p "$out"
-work="$(mktemp -d)"
 . "$(dirname "$0")/ncu_common.sh"
-for p in conv2d cfd scan mm spmv; do ncu_build "$carry" "$work" "$p" & done
-wait
+ncu_prepare "$1" out/texture_ncu conv2d cfd scan mm spmv
 # program input kernel array
 cases=(
   "conv2d hd conv2d in"

@@ -13,13 +13,8 @@
 # eviction classes (persisting lines are evict-last); the list it chose is written beside the
 # results (metrics.txt), with every lts__ metric the chip has (lts_metrics.txt).
 set -uo pipefail
-carry="$(cd "$1" && pwd)"
-out="${OUT:-out/window_ncu}"
-mkdir -p "$out"
-work="$(mktemp -d)"
 . "$(dirname "$0")/ncu_common.sh"
-for p in spmv md scan hydro_control triad hydro_force particlefilter; do ncu_build "$carry" "$work" "$p" & done
-wait
+ncu_prepare "$1" out/window_ncu spmv md scan hydro_control triad hydro_force particlefilter
 # program input kernel window-array placement-as-written
 cases=(
   "spmv random spmv_csr_vector rowPtr colIdx=readonly,rowPtr=readonly,val=readonly,x=readonly,y=global"

@@ -34,6 +34,26 @@ std::string placeNames() {
     return out;
 }
 
+/// "12MB", "512KB", "4096" -> bytes (1024-based suffixes); nullopt when not a positive size.
+std::optional<std::size_t> parseSize(std::string_view s) {
+    std::size_t unit = 1;
+    for (const auto& [suffix, factor] :
+         {std::pair<std::string_view, std::size_t>{"MB", std::size_t{1} << 20}, {"KB", 1024}}) {
+        if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
+            s.remove_suffix(suffix.size());
+            unit = factor;
+            break;
+        }
+    }
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc{} || end != s.data() + s.size() || n == 0 ||
+        n > std::numeric_limits<std::size_t>::max() / unit) {
+        return std::nullopt;
+    }
+    return n * unit;
+}
+
 } // namespace
 
 EnvConfig parseMemplaceEnv(const char* value) {
@@ -175,30 +195,6 @@ JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings) {
     }
     return JitPolicy::Auto;
 }
-
-namespace {
-
-/// "12MB", "512KB", "4096" -> bytes (1024-based suffixes); nullopt when not a positive size.
-std::optional<std::size_t> parseSize(std::string_view s) {
-    std::size_t unit = 1;
-    for (const auto& [suffix, factor] :
-         {std::pair<std::string_view, std::size_t>{"MB", std::size_t{1} << 20}, {"KB", 1024}}) {
-        if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
-            s.remove_suffix(suffix.size());
-            unit = factor;
-            break;
-        }
-    }
-    std::size_t n = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc{} || end != s.data() + s.size() || n == 0 ||
-        n > std::numeric_limits<std::size_t>::max() / unit) {
-        return std::nullopt;
-    }
-    return n * unit;
-}
-
-} // namespace
 
 L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warnings,
                               std::size_t* capBytes) {
