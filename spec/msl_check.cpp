@@ -310,7 +310,6 @@ public:
         return Latency{*read, *write};
     }
 
-    /// `(memory-bound, compute-bound)`, one number for both, or `?` anywhere for 0.2.
     /// `(memory-bound, compute-bound)` model cycles, each in [0, 1e12]; one number: both.
     std::optional<LaunchCost> launchCost(const Field& f) {
         const Value& v = f.value;
@@ -335,6 +334,7 @@ public:
         return LaunchCost{*x, *x};
     }
 
+    /// `(memory-bound, compute-bound)`, one number for both, or `?` anywhere for 0.2.
     std::optional<ConcurrencyFactor> concurrency(const Field& f, std::string_view memory) {
         const Value& v = f.value;
         auto one = [&](const Value& x, std::string_view which) -> std::optional<double> {
