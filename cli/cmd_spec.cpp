@@ -58,10 +58,11 @@ std::string humanSpec(const Spec& s) {
     const auto& p = s.processor;
     std::string out = fmt::format(
         "{} ({}): {} SMs at {} MHz, warp {}, {} threads/{} blocks/{} regs/{} shared per SM, "
-        "{} threads/{} shared per block\n\n",
+        "{} threads/{} shared per block, unit overlap {:g}\n\n",
         p.name.empty() ? s.name : p.name, p.arch.empty() ? "?" : p.arch, p.sms, p.clockMHz,
         p.warpSize, p.maxThreadsPerSm, p.maxBlocksPerSm, p.maxRegistersPerSm,
-        formatSize(p.maxSharedPerSm), p.maxThreadsPerBlock, formatSize(p.maxSharedPerBlock));
+        formatSize(p.maxSharedPerSm), p.maxThreadsPerBlock, formatSize(p.maxSharedPerBlock),
+        p.unitOverlap);
     Table memories({"memory", "id", "managed", "rw", "size", "block", "banks", "latency r/w",
                     "scope", "concurrency", "below", "serialization"});
     for (const auto& m : s.memories) {

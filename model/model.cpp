@@ -59,6 +59,9 @@ std::optional<Boundedness> parseBoundedness(std::string_view s) {
 struct Model::Scratch {
     std::vector<double> arrayCost;
     std::vector<double> unitLoad;
+    /// Per unit, the load its storage levels and staging carry: it only grows as the arrays
+    /// left out of a partial placement come in and take cache capacity (lowerBound).
+    std::vector<double> storageLoad;
     std::vector<double> pathLoad;
     double launch = 0; ///< the placement's launch costs (Model::launchCycles)
     std::vector<double> poolCap;
@@ -576,6 +579,7 @@ void Model::computeBounds() {
             }
             o.minCost = std::max(o.minCost, boxMin);
             o.bestCost = o.monotone ? cost : o.minCost;
+            o.storageMin = leastStorageLoads(o, hmaxR, capMax);
             a.minCost = std::min(a.minCost, o.bestCost);
         }
     }
@@ -640,6 +644,41 @@ void Model::computeBounds() {
     if (nb > 5) {
         lambdas_.push_back(std::vector<double>(nb, 1.0 / static_cast<double>(nb)));
     }
+    // With overlapping units a path takes at least (1 - o + o / k) of its k units' summed load:
+    // their maximum is at least their mean (lowerBound).
+    boundScale_.assign(nb, 1.0);
+    for (size_t b = 0; b < nb; ++b) {
+        const double k = static_cast<double>(std::popcount(pathUnits_[boundPaths_[b]]));
+        boundScale_[b] = k > 0 ? 1 - overlap() + overlap() / k : 1.0;
+    }
+}
+
+std::vector<std::pair<int, double>>
+Model::leastStorageLoads(const Option& o, const std::vector<double>& hmaxR,
+                         const std::vector<double>& capMax) const {
+    // Storage levels serve what the caches above miss: least with the most capacity each cache
+    // could give, reads unordered; staging costs what it costs anywhere.
+    std::vector<std::pair<int, double>> out = o.staging;
+    double fr = 0, fw = 0;
+    for (size_t li = 0; li < o.levels.size(); ++li) {
+        const LevelPre& l = o.levels[li];
+        if (l.cache) {
+            fr = std::max(fr, hmaxR[li]);
+            if (!l.writeThrough) {
+                fw = keepsDirtyLines(l, capMax[li], o.bytes)
+                         ? 1
+                         : 1 - writeBackShare(l, fw, capMax[li]);
+            }
+            continue;
+        }
+        out.emplace_back(l.unit, l.readTx * (1 - fr) * l.readCost +
+                                     l.writeTx * (1 - fw) * l.writeCost + requestCost(l, fr, fw));
+    }
+    return out;
+}
+
+double Model::overlap() const {
+    return options_.paths == PathModel::SharedUnits ? processor_.unitOverlap : 0.0;
 }
 
 Placement Model::original() const {
@@ -736,6 +775,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
     const size_t n = arrays_.size();
     s.arrayCost.assign(n, 0.0);
     s.unitLoad.assign(units_.size(), 0.0);
+    s.storageLoad.assign(units_.size(), 0.0);
     s.pathLoad.assign(paths_.size(), 0.0);
     s.launch = 0;
     if (!fits(places, present, s, reason)) {
@@ -912,6 +952,9 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             double c = sr * lp.readCost * serialization + sw * lp.writeCost + requests;
             cost += c;
             s.unitLoad[static_cast<size_t>(lp.unit)] += c;
+            if (!lp.cache) {
+                s.storageLoad[static_cast<size_t>(lp.unit)] += c;
+            }
             if (ab != nullptr) {
                 ab->levels.push_back({memoryNames_[static_cast<size_t>(lp.memory)], lp.cache,
                                       capBytes, reachR, sr, reachW, sw, c});
@@ -919,6 +962,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
         for (const auto& [u, c] : o.staging) {
             s.unitLoad[static_cast<size_t>(u)] += c;
+            s.storageLoad[static_cast<size_t>(u)] += c;
         }
         cost += o.stagingCycles;
         s.arrayCost[i] = cost;
@@ -932,11 +976,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
     }
     if (options_.paths == PathModel::SharedUnits) {
         for (size_t p = 0; p < paths_.size(); ++p) {
-            for (size_t u = 0; u < units_.size() && u < 64; ++u) {
-                if ((pathUnits_[p] >> u) & 1u) {
-                    s.pathLoad[p] += s.unitLoad[u];
-                }
-            }
+            s.pathLoad[p] = overlappedLoad(p, s.unitLoad);
         }
     }
     double t = 0;
@@ -974,6 +1014,17 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         out->memoryBound = memoryBound_;
     }
     return t;
+}
+
+double Model::overlappedLoad(size_t path, const std::vector<double>& unitLoad) const {
+    double sum = 0, busiest = 0;
+    for (size_t u = 0; u < units_.size() && u < 64; ++u) {
+        if ((pathUnits_[path] >> u) & 1u) {
+            sum += unitLoad[u];
+            busiest = std::max(busiest, unitLoad[u]);
+        }
+    }
+    return busiest + (1 - overlap()) * (sum - busiest);
 }
 
 double Model::launchCycles(const Place* places, const uint8_t* present) const {
@@ -1089,32 +1140,86 @@ double Model::lowerBound(const Placement& p, const std::vector<uint8_t>& fixed) 
             }
         }
     }
-    // Free arrays: for any weights over the paths, max_p load_p >= sum_p w_p load_p, and each
-    // free array adds at least the cheapest weighted contribution of its options.
-    double best = 0;
-    for (const auto& w : lambdas_) {
-        double v = 0;
-        for (size_t b = 0; b < nb; ++b) {
-            v += w[b] * base[b];
-        }
+    // A path's time with overlapping units (o) is o x its busiest unit's load + (1 - o) x their
+    // sum S. Two bounds on it, both linear in S: (1 - o + o / k) x S (k units; the busiest
+    // carries at least the mean), and o x M + (1 - o) x S with M the fixed arrays' largest
+    // storage load on the path (storage loads only grow in a completion).
+    const double o = overlap();
+    double busiest[64] = {};
+    if (o > 0) {
+        // Storage loads: the fixed arrays' as evaluated, each free array's least over its
+        // options, unit by unit.
+        std::vector<double>& storage = s.storageLoad;
+        std::vector<double> least(units_.size()), mine(units_.size());
         for (size_t i = 0; i < n; ++i) {
             if (fixed[i] != 0) {
                 continue;
             }
-            double least = kInfeasible;
-            for (const auto& contrib : contribution_[i]) {
-                double c = 0;
-                for (size_t b = 0; b < nb; ++b) {
-                    c += w[b] * contrib[b];
+            std::fill(least.begin(), least.end(), kInfeasible);
+            for (const Option& opt : arrays_[i].options) {
+                std::fill(mine.begin(), mine.end(), 0.0);
+                for (const auto& [u, c] : opt.storageMin) {
+                    mine[static_cast<size_t>(u)] += c;
                 }
-                least = std::min(least, c);
+                for (size_t u = 0; u < units_.size(); ++u) {
+                    least[u] = std::min(least[u], mine[u]);
+                }
             }
-            v += least == kInfeasible ? 0.0 : least;
+            for (size_t u = 0; u < units_.size(); ++u) {
+                storage[u] += least[u] == kInfeasible ? 0.0 : least[u];
+            }
         }
-        best = std::max(best, v);
+        for (size_t b = 0; b < nb; ++b) {
+            for (size_t u = 0; u < units_.size() && u < 64; ++u) {
+                if ((pathUnits_[boundPaths_[b]] >> u) & 1u) {
+                    busiest[b] = std::max(busiest[b], storage[u]);
+                }
+            }
+        }
+    }
+    double best = 0;
+    double scaled[64] = {};
+    for (const auto& w : lambdas_) {
+        for (size_t b = 0; b < nb; ++b) {
+            scaled[b] = w[b] * boundScale_[b];
+        }
+        best = std::max(best, weightedBound(scaled, base, fixed, 0.0));
+        if (o > 0) {
+            double m = 0;
+            for (size_t b = 0; b < nb; ++b) {
+                scaled[b] = w[b] * (1 - o);
+                m += w[b] * o * busiest[b];
+            }
+            best = std::max(best, weightedBound(scaled, base, fixed, m));
+        }
     }
     // The fixed arrays' places are used by every completion: their launch costs come on top.
     return best + s.launch;
+}
+
+double Model::weightedBound(const double* w, const double* base, const std::vector<uint8_t>& fixed,
+                            double constant) const {
+    // For weights w over the bound paths, max_p T_p >= sum_p w_p T_p; each free array adds at
+    // least the cheapest weighted contribution of its options.
+    double v = constant;
+    for (size_t b = 0; b < boundPaths_.size(); ++b) {
+        v += w[b] * base[b];
+    }
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+        if (fixed[i] != 0) {
+            continue;
+        }
+        double least = kInfeasible;
+        for (const auto& contrib : contribution_[i]) {
+            double c = 0;
+            for (size_t b = 0; b < boundPaths_.size(); ++b) {
+                c += w[b] * contrib[b];
+            }
+            least = std::min(least, c);
+        }
+        v += least == kInfeasible ? 0.0 : least;
+    }
+    return v;
 }
 
 } // namespace memplace::model

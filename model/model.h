@@ -42,10 +42,13 @@
 // array's load non-coherent and issue it first (readsStayOrdered; docs/NOTES.md).
 //
 // Time. PORPLE's path-based model: T = max over paths p of T(p). With PathModel::Porple,
-// T(p) sums the arrays whose place is on p. With PathModel::SharedUnits (default), T(p) sums
+// T(p) sums the arrays whose place is on p. With PathModel::SharedUnits (default), T(p) takes
 // the load on every unit p passes through, whichever array put it there: paths overlap except
 // where they share hardware (texture and load/store both end in L2 and DRAM), so moving a
-// stream to the texture path does not make DRAM faster.
+// stream to the texture path does not make DRAM faster. The units of one path (L1TEX, L2,
+// DRAM) work at once too: T(p) is the busiest unit's load plus (1 - unitOverlap) times the
+// others' (spec::Processor::unitOverlap; 0 sums them, as PORPLE; docs/NOTES.md, "A path's
+// units overlap").
 //
 // Launch costs. A place whose arrays the runtime copies before every launch (the constant bank's
 // upload, one copy for all of a kernel's constant arrays) adds its spec launchCost to the time
@@ -248,6 +251,9 @@ private:
         bool monotone = true; ///< cost never rises with more cache capacity
         double minCost = 0;   ///< a context-free lower bound on its cost
         double bestCost = 0;  ///< lower bound: cost with the most capacity it could get
+        /// Per unit, a context-free lower bound on what its storage levels and staging load
+        /// there (lowerBound, overlapping units).
+        std::vector<std::pair<int, double>> storageMin;
     };
     struct ArrayPre {
         std::string name;
@@ -318,8 +324,24 @@ private:
     std::vector<std::vector<std::vector<double>>> contribution_;
     std::vector<std::vector<uint64_t>> onBoundPath_; ///< per array, option: bound paths it is on
     std::vector<std::vector<double>> lambdas_;       ///< weights over boundPaths_ for the bound
+    /// Per bound path: the least share of its units' summed load its time can be (overlap).
+    std::vector<double> boundScale_;
     /// Per place: its launch cost for this kernel's boundedness (spec::PlaceEntry::launchCost).
     double launchCycles_[kAllPlaces.size()] = {};
+    /// A path's time from its units' loads: the busiest unit's plus the others' not hidden
+    /// behind it (spec::Processor::unitOverlap).
+    double overlappedLoad(size_t path, const std::vector<double>& unitLoad) const;
+    /// The spec's unitOverlap under the shared-units path model, else 0 (PORPLE's paths have no
+    /// units).
+    double overlap() const;
+    /// Option::storageMin, from the hit fractions with the most capacity each cache could give.
+    std::vector<std::pair<int, double>> leastStorageLoads(const Option& o,
+                                                          const std::vector<double>& hmaxR,
+                                                          const std::vector<double>& capMax) const;
+    /// lowerBound's bound for weights `w` over the bound paths: `constant` plus the weighted
+    /// loads of the fixed arrays (`base`, per bound path) and the free arrays' least.
+    double weightedBound(const double* w, const double* base, const std::vector<uint8_t>& fixed,
+                         double constant) const;
     /// The launch costs of the places `places` uses (`present` null: every array).
     double launchCycles(const Place* places, const uint8_t* present) const;
 };

@@ -457,6 +457,7 @@ const std::vector<FieldRule>& processorRules() {
         {"reservedSharedPerBlock", Need::Optional},
         {"registerAllocationUnit", Need::Optional},
         {"sharedAllocationUnit", Need::Optional},
+        {"unitOverlap", Need::Optional},
     };
     return rules;
 }
@@ -620,6 +621,9 @@ private:
         uint64_t sharedUnit = p.sharedAllocationUnit;
         size("sharedAllocationUnit", sharedUnit, 1);
         p.sharedAllocationUnit = static_cast<uint32_t>(std::min<uint64_t>(sharedUnit, UINT32_MAX));
+        if (const Field* f = fields.get("unitOverlap")) {
+            p.unitOverlap = read_.nonNegative(*f, 1).value_or(0);
+        }
         const Field* warps = fields.get("maxWarpsPerSm");
         if (warps != nullptr && warps->value.kind != Kind::Omitted) {
             u32("maxWarpsPerSm", p.maxWarpsPerSm, 1);

@@ -71,6 +71,9 @@ std::string printSpec(const Spec& spec) {
     line("reservedSharedPerBlock", formatBytes(p.reservedSharedPerBlock));
     line("registerAllocationUnit", std::to_string(p.registerAllocationUnit));
     line("sharedAllocationUnit", formatBytes(p.sharedAllocationUnit));
+    if (p.unitOverlap != 0) {
+        line("unitOverlap", formatNumber(p.unitOverlap));
+    }
     out += "}\n";
 
     for (const Memory& m : spec.memories) {
@@ -132,7 +135,7 @@ bool operator==(const Processor& a, const Processor& b) {
            a.maxThreadsPerBlock == b.maxThreadsPerBlock &&
            a.maxRegistersPerBlock == b.maxRegistersPerBlock &&
            a.maxRegistersPerThread == b.maxRegistersPerThread &&
-           a.maxSharedPerBlock == b.maxSharedPerBlock &&
+           a.maxSharedPerBlock == b.maxSharedPerBlock && a.unitOverlap == b.unitOverlap &&
            a.reservedSharedPerBlock == b.reservedSharedPerBlock &&
            a.registerAllocationUnit == b.registerAllocationUnit &&
            a.sharedAllocationUnit == b.sharedAllocationUnit;

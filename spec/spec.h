@@ -38,6 +38,10 @@ struct Processor {
     uint64_t reservedSharedPerBlock = 0;   ///< bytes the system takes from each block (1 KB sm_80+)
     uint32_t registerAllocationUnit = 256; ///< registers are given to warps in these units
     uint32_t sharedAllocationUnit = 128;   ///< bytes
+    /// The share of a path's other units' load hidden behind its busiest unit's: the units
+    /// (L1TEX, L2, DRAM, ...) work at once, so a path takes max + (1 - unitOverlap) x the rest.
+    /// 0 (the default) adds them up, as PORPLE does.
+    double unitOverlap = 0;
 };
 
 struct Latency {

@@ -51,6 +51,7 @@ nlohmann::json toJson(const Spec& spec) {
         {"reservedSharedPerBlock", p.reservedSharedPerBlock},
         {"registerAllocationUnit", p.registerAllocationUnit},
         {"sharedAllocationUnit", p.sharedAllocationUnit},
+        {"unitOverlap", p.unitOverlap},
     };
     json memories = json::array();
     for (const Memory& m : spec.memories) {

@@ -137,6 +137,26 @@ TEST(Model, RequestCostIsPaidByEveryRequestThatReachesTheMemory) {
     EXPECT_LE(m2->lowerBound({Place::Global}, none), g2.cycles);
 }
 
+// unitOverlap: a path's units work at once. kHand through global loads L1TEX with 50 cycles and
+// DRAM with 400: 450 when they add up, 400 + (1 - o) x 50 when they overlap by o.
+TEST(Model, APathsUnitsOverlapBehindItsBusiestUnit) {
+    trace::Trace t = parse(kHand, kHandHead);
+    for (double overlap : {0.0, 0.5, 1.0}) {
+        spec::Spec s = tinySpec();
+        s.processor.unitOverlap = overlap;
+        auto m = build(t, s);
+        Prediction g = m->predict({Place::Global});
+        EXPECT_DOUBLE_EQ(level(g, 0, "L1").cycles, 50) << "a unit's own load is unchanged";
+        EXPECT_DOUBLE_EQ(g.cycles, 400 + (1 - overlap) * 50) << overlap;
+        // Shared memory: 15 cycles on L1TEX and 800 of staging reads from DRAM, 10 on L1TEX.
+        EXPECT_DOUBLE_EQ(m->cycles({Place::Shared}), 800 + (1 - overlap) * 25) << overlap;
+        ModelOptions porple;
+        porple.paths = PathModel::Porple;
+        EXPECT_DOUBLE_EQ(build(t, s, porple)->cycles({Place::Global}), 450)
+            << "PORPLE's paths sum their arrays: no units to overlap";
+    }
+}
+
 // launchCost: the stream work before the kernel (the constant bank's upload), once per place a
 // placement uses, after the paths' maximum; free arrays add nothing to a lower bound.
 TEST(Model, APlaceWithALaunchCostAddsItOncePerLaunch) {
@@ -709,7 +729,10 @@ TEST(Model, AnArrayOnTheReadOnlyPathLeavesTheReadsUnordered) {
 
 TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
     auto s = spec::loadSpec("h100");
-    for (uint64_t seed = 1; seed <= 6; ++seed) {
+    ASSERT_GT(s->processor.unitOverlap, 0) << "the built-in spec's units overlap";
+    for (uint64_t seed = 1; seed <= 9; ++seed) {
+        // Overlapping units make a path's time less than its units' sum: the bound must follow.
+        s->processor.unitOverlap = seed <= 3 ? 0.0 : seed <= 6 ? 0.75 : 1.0;
         auto t = trace::synth::randomKernel(seed, 4);
         ASSERT_TRUE(t.ok());
         auto st = analyze(*t, *s);

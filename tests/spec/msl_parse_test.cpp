@@ -1,6 +1,7 @@
 #include "spec/spec.h"
 #include "spec_fixtures.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace memplace::spec {
@@ -115,6 +116,36 @@ TEST(MslParse, RequestCostIsReadPrintedAndChecked) {
         << negative.message();
     auto withUnit = parseSpec(testing::minimalSpecWith(26, "    requestCost = 4 KB;"), "u.msl");
     ASSERT_FALSE(withUnit) << "a cost has no unit";
+}
+
+TEST(MslParse, UnitOverlapIsReadPrintedAndChecked) {
+    auto plain = parseSpec(minimalSpec(), "min.msl");
+    ASSERT_TRUE(plain) << plain.message();
+    EXPECT_EQ(plain->processor.unitOverlap, 0.0) << "units add up unless told";
+    EXPECT_EQ(printSpec(*plain).find("unitOverlap"), std::string::npos);
+
+    auto given = parseSpec(testing::minimalSpecWith(11, "    maxSharedPerBlock = 48 KB; "
+                                                        "unitOverlap = 0.75;"),
+                           "given.msl");
+    ASSERT_TRUE(given) << given.message();
+    EXPECT_EQ(given->processor.unitOverlap, 0.75);
+    std::string printed = printSpec(*given);
+    EXPECT_NE(printed.find("unitOverlap = 0.75;"), std::string::npos) << printed;
+    auto again = parseSpec(printed, "printed.msl");
+    ASSERT_TRUE(again) << again.message();
+    EXPECT_TRUE(equivalent(*given, *again));
+    EXPECT_FALSE(equivalent(*plain, *given)) << "the overlap is part of the processor";
+
+    for (const char* bad : {"1.5", "-0.1", "64 KB", "om"}) {
+        auto wrong =
+            parseSpec(testing::minimalSpecWith(11, fmt::format("    maxSharedPerBlock = 48 KB; "
+                                                               "unitOverlap = {};",
+                                                               bad)),
+                      "bad.msl");
+        ASSERT_FALSE(wrong) << bad;
+        EXPECT_NE(wrong.message().find("bad.msl:11:"), std::string::npos) << wrong.message();
+        EXPECT_NE(wrong.message().find("unitOverlap"), std::string::npos) << wrong.message();
+    }
 }
 
 TEST(MslParse, LaunchCostIsReadPrintedAndChecked) {
