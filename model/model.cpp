@@ -495,6 +495,7 @@ void Model::computeBounds() {
     }
     for (auto& a : arrays_) {
         a.minCost = kInfeasible;
+        a.leastStorage.assign(units_.size(), a.options.empty() ? 0.0 : kInfeasible);
         for (auto& o : a.options) {
             double prevR = -1, prevW = -1;
             double minR = kInfeasible, minW = kInfeasible;
@@ -579,8 +580,12 @@ void Model::computeBounds() {
             }
             o.minCost = std::max(o.minCost, boxMin);
             o.bestCost = o.monotone ? cost : o.minCost;
-            o.storageMin = leastStorageLoads(o, hmaxR, capMax);
             a.minCost = std::min(a.minCost, o.bestCost);
+            // Per unit, the least any option puts on its storage levels (lowerBound).
+            const std::vector<double> storage = leastStorageLoads(o, hmaxR, capMax);
+            for (size_t u = 0; u < units_.size(); ++u) {
+                a.leastStorage[u] = std::min(a.leastStorage[u], storage[u]);
+            }
         }
     }
     // Paths whose units another path passes too can never carry more load (shared units):
@@ -648,17 +653,19 @@ void Model::computeBounds() {
     // their maximum is at least their mean (lowerBound).
     boundScale_.assign(nb, 1.0);
     for (size_t b = 0; b < nb; ++b) {
-        const double k = static_cast<double>(std::popcount(pathUnits_[boundPaths_[b]]));
+        const auto k = static_cast<double>(std::popcount(pathUnits_[boundPaths_[b]]));
         boundScale_[b] = k > 0 ? 1 - overlap() + overlap() / k : 1.0;
     }
 }
 
-std::vector<std::pair<int, double>>
-Model::leastStorageLoads(const Option& o, const std::vector<double>& hmaxR,
-                         const std::vector<double>& capMax) const {
+std::vector<double> Model::leastStorageLoads(const Option& o, const std::vector<double>& hmaxR,
+                                             const std::vector<double>& capMax) const {
     // Storage levels serve what the caches above miss: least with the most capacity each cache
     // could give, reads unordered; staging costs what it costs anywhere.
-    std::vector<std::pair<int, double>> out = o.staging;
+    std::vector<double> out(units_.size(), 0.0);
+    for (const auto& [u, c] : o.staging) {
+        out[static_cast<size_t>(u)] += c;
+    }
     double fr = 0, fw = 0;
     for (size_t li = 0; li < o.levels.size(); ++li) {
         const LevelPre& l = o.levels[li];
@@ -671,8 +678,9 @@ Model::leastStorageLoads(const Option& o, const std::vector<double>& hmaxR,
             }
             continue;
         }
-        out.emplace_back(l.unit, l.readTx * (1 - fr) * l.readCost +
-                                     l.writeTx * (1 - fw) * l.writeCost + requestCost(l, fr, fw));
+        out[static_cast<size_t>(l.unit)] += l.readTx * (1 - fr) * l.readCost +
+                                            l.writeTx * (1 - fw) * l.writeCost +
+                                            requestCost(l, fr, fw);
     }
     return out;
 }
@@ -1150,23 +1158,9 @@ double Model::lowerBound(const Placement& p, const std::vector<uint8_t>& fixed) 
         // Storage loads: the fixed arrays' as evaluated, each free array's least over its
         // options, unit by unit.
         std::vector<double>& storage = s.storageLoad;
-        std::vector<double> least(units_.size()), mine(units_.size());
         for (size_t i = 0; i < n; ++i) {
-            if (fixed[i] != 0) {
-                continue;
-            }
-            std::fill(least.begin(), least.end(), kInfeasible);
-            for (const Option& opt : arrays_[i].options) {
-                std::fill(mine.begin(), mine.end(), 0.0);
-                for (const auto& [u, c] : opt.storageMin) {
-                    mine[static_cast<size_t>(u)] += c;
-                }
-                for (size_t u = 0; u < units_.size(); ++u) {
-                    least[u] = std::min(least[u], mine[u]);
-                }
-            }
-            for (size_t u = 0; u < units_.size(); ++u) {
-                storage[u] += least[u] == kInfeasible ? 0.0 : least[u];
+            for (size_t u = 0; fixed[i] == 0 && u < units_.size(); ++u) {
+                storage[u] += arrays_[i].leastStorage[u];
             }
         }
         for (size_t b = 0; b < nb; ++b) {

@@ -251,9 +251,6 @@ private:
         bool monotone = true; ///< cost never rises with more cache capacity
         double minCost = 0;   ///< a context-free lower bound on its cost
         double bestCost = 0;  ///< lower bound: cost with the most capacity it could get
-        /// Per unit, a context-free lower bound on what its storage levels and staging load
-        /// there (lowerBound, overlapping units).
-        std::vector<std::pair<int, double>> storageMin;
     };
     struct ArrayPre {
         std::string name;
@@ -264,6 +261,8 @@ private:
         int optionOf[kAllPlaces.size()] = {-1, -1, -1, -1, -1, -1, -1};
         Place original = Place::Global;
         double minCost = 0; ///< min over options of bestCost
+        /// Per unit, the least storage load of any option (leastStorageLoads; lowerBound).
+        std::vector<double> leastStorage;
     };
     struct Pool {
         std::string name;
@@ -334,10 +333,10 @@ private:
     /// The spec's unitOverlap under the shared-units path model, else 0 (PORPLE's paths have no
     /// units).
     double overlap() const;
-    /// Option::storageMin, from the hit fractions with the most capacity each cache could give.
-    std::vector<std::pair<int, double>> leastStorageLoads(const Option& o,
-                                                          const std::vector<double>& hmaxR,
-                                                          const std::vector<double>& capMax) const;
+    /// Per unit, a context-free lower bound on what option `o`'s storage levels and staging
+    /// load there: the hit fractions with the most capacity each cache could give.
+    std::vector<double> leastStorageLoads(const Option& o, const std::vector<double>& hmaxR,
+                                          const std::vector<double>& capMax) const;
     /// lowerBound's bound for weights `w` over the bound paths: `constant` plus the weighted
     /// loads of the fixed arrays (`base`, per bound path) and the free arrays' least.
     double weightedBound(const double* w, const double* base, const std::vector<uint8_t>& fixed,
