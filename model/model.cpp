@@ -60,7 +60,8 @@ struct Model::Scratch {
     std::vector<double> arrayCost;
     std::vector<double> unitLoad;
     /// Per unit, the load its storage levels and staging carry: it only grows as the arrays
-    /// left out of a partial placement come in and take cache capacity (lowerBound).
+    /// left out of a partial placement come in and take cache capacity (lowerBound; kept only
+    /// for partial placements under overlapping units).
     std::vector<double> storageLoad;
     std::vector<double> pathLoad;
     double launch = 0; ///< the placement's launch costs (Model::launchCycles)
@@ -783,7 +784,9 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
     const size_t n = arrays_.size();
     s.arrayCost.assign(n, 0.0);
     s.unitLoad.assign(units_.size(), 0.0);
-    s.storageLoad.assign(units_.size(), 0.0);
+    // Storage loads serve only lowerBound's overlap bound: not kept for whole placements.
+    const bool keepStorage = present != nullptr && overlap() > 0;
+    s.storageLoad.assign(keepStorage ? units_.size() : 0, 0.0);
     s.pathLoad.assign(paths_.size(), 0.0);
     s.launch = 0;
     if (!fits(places, present, s, reason)) {
@@ -960,7 +963,7 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             double c = sr * lp.readCost * serialization + sw * lp.writeCost + requests;
             cost += c;
             s.unitLoad[static_cast<size_t>(lp.unit)] += c;
-            if (!lp.cache) {
+            if (keepStorage && !lp.cache) {
                 s.storageLoad[static_cast<size_t>(lp.unit)] += c;
             }
             if (ab != nullptr) {
@@ -970,7 +973,9 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
         }
         for (const auto& [u, c] : o.staging) {
             s.unitLoad[static_cast<size_t>(u)] += c;
-            s.storageLoad[static_cast<size_t>(u)] += c;
+            if (keepStorage) {
+                s.storageLoad[static_cast<size_t>(u)] += c;
+            }
         }
         cost += o.stagingCycles;
         s.arrayCost[i] = cost;
