@@ -145,7 +145,7 @@ def set_field(text, field, value, block=None):
     return text[:m.start()] + m.group(1) + value + ";" + text[m.end():]
 
 
-BAD_NUMBERS = ["0", "-1", "0.5", "1e9", "2147483648", "4294967295", "4294967296",
+BAD_NUMBERS = ["0", "-1", "0.5", "1e9", "1000000000", "2147483648", "4294967295", "4294967296",
                "18446744073709551616", "99999999999999999999999999999999", "1e308", "1e309",
                "nan", "inf", "-inf", "-0", "0x10"]
 PROCESSOR_FIELDS = ["sms", "warpSize", "clock", "maxThreadsPerSm", "maxBlocksPerSm",
@@ -186,11 +186,11 @@ def spec_inputs(ctx):
         for v in BAD_NUMBERS:
             cases.append((field, block, v))
     if ctx.quick:
-        cases = [("sms", None, "1e9"), ("sms", None, "2147483648"), ("sms", None, "nan"),
+        cases = [("sms", None, "1000000000"), ("sms", None, "2147483648"), ("sms", None, "nan"),
                  ("warpSize", None, "4294967295"), ("clock", None, "inf"),
                  ("unitOverlap", None, "nan"), ("size", "shared", "-1"),
                  ("latency", "shared", "nan"), ("banks", "shared", "0")]
-    program_cases = {("sms", None, "nan"), ("sms", None, "1e9"), ("banks", "shared", "0"),
+    program_cases = {("sms", None, "nan"), ("sms", None, "1000000000"), ("banks", "shared", "0"),
                      ("warpSize", None, "4294967295")}
     for field, block, v in cases:
         value = v
@@ -251,7 +251,14 @@ def spec_inputs(ctx):
                           spec_runs(ctx)))
     out.append(file_input("spec", "non-utf8-filename", base, spec_runs(ctx),
                           filename=os.fsdecode(b"spec-\xe9\xff.msl")))
-    for k in ctx.pick([20000, 200000], 1) if ctx.quick else [20000, 200000]:
+    # A name close to another long name: "did you mean" compares the two.
+    k = 200000
+    out.append(file_input("spec", "long-memory-name-typo-%d" % k,
+                          lambda: base.replace("memory constant {", "memory %s {" % ("c" * k))
+                          .replace("lowerLevels = (global, constant);",
+                                   "lowerLevels = (global, %sd);" % ("c" * (k - 1))),
+                          spec_runs(ctx, place=False)))
+    for k in [20000] if ctx.quick else [20000, 200000]:
         out.append(file_input("spec", "long-field-name-%d" % k,
                               base.replace("sms = 132;", "%s = 132;" % ("s" * k), 1),
                               spec_runs(ctx, place=False)))

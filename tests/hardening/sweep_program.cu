@@ -39,9 +39,12 @@ __global__ void alias(int n, int iters, const float* in, float* out) {
     g_buf[i] = in[i] * 2.0f + 1.0f;
     __syncthreads();
     float acc = 0.0f;
+    unsigned h = (unsigned)i * 2654435761u;
     int base = blockIdx.x * blockDim.x;
-    for (int k = 0; k < iters; ++k)
-        acc += in[base + (threadIdx.x + k) % blockDim.x];
+    for (int k = 0; k < iters; ++k) {
+        h = h * 1664525u + 1013904223u;
+        acc += in[base + (h >> 7) % blockDim.x];
+    }
     out[i] = acc;
 }
 
