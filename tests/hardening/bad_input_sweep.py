@@ -100,6 +100,8 @@ class Ctx:
         self.args = args
         self.quick = args.quick
         self.rng = random.Random(args.seed)
+        self.lock = threading.Lock()
+        self.references = {}
 
     def pick(self, seq, k):
         """All of seq in full mode; k evenly spaced items in quick mode."""
@@ -164,10 +166,14 @@ def spec_runs(ctx, with_program=False, place=True, show=True):
     if show:
         runs.append(Run("show-json", ["{memplace}", "spec", "show", "{in}", "--json"]))
     if place:
-        runs.append(Run("place", ["{memplace}", "place", "{saxpy_text}", "--spec", "{in}",
-                                  "--json"], check_nan=True))
+        # Text output: JSON writes a NaN as null.
+        runs.append(Run("place", ["{memplace}", "place", "{saxpy_text}", "--spec", "{in}"],
+                        check_nan=True))
+        if show:
+            runs.append(Run("place-json", ["{memplace}", "place", "{saxpy_text}", "--spec",
+                                           "{in}", "--json"]))
     if with_program and ctx.program:
-        runs.append(Run("program", ["{prog}"], env={"MEMPLACE_SPEC": "{in}"}, target="prog"))
+        runs.append(Run("program", ["{prog}", "lookup"], env={"MEMPLACE_SPEC": "{in}"}, target="prog"))
     return runs
 
 
@@ -301,7 +307,7 @@ def binary_trace(kernel=b"k", grid=(4, 1, 1), block=(64, 1, 1), arrays=None, tra
                  records=None, fix=None):
     """A binary trace (docs/trace-format.md, section 3) built from parts; fix(fields) may change
     the fixed header's fields (H, R, L, B) before they are written. The CRC is always right."""
-    arrays = arrays if arrays is not None else [(b"x", 4, 256, 0, 0xFF & ~1, 0, 1, 0)]
+    arrays = arrays if arrays is not None else [(b"x", 4, 256, 0, 0x7E, 0, 1, 0)]
     records = records if records is not None else [(0, 0, 0, 0, 0, 0xFFFFFFFF, list(range(32)))]
     h = bytearray(uleb(len(kernel)) + kernel)
     for v in tuple(grid) + tuple(block):
@@ -346,14 +352,12 @@ def fix_crc(data):
 
 
 def trace_runs(ctx):
+    place = Run("place", ["{memplace}", "place", "{in}", "--spec", "h100"], check_nan=True)
     if ctx.quick:
-        return [Run("info-json", ["{memplace}", "trace", "info", "{in}", "--json"]),
-                Run("place", ["{memplace}", "place", "{in}", "--spec", "h100", "--json"],
-                    check_nan=True)]
+        return [Run("info-json", ["{memplace}", "trace", "info", "{in}", "--json"]), place]
     return [Run("info", ["{memplace}", "trace", "info", "{in}"]),
-            Run("info-json", ["{memplace}", "trace", "info", "{in}", "--json"]),
-            Run("place", ["{memplace}", "place", "{in}", "--spec", "h100", "--json"],
-                check_nan=True),
+            Run("info-json", ["{memplace}", "trace", "info", "{in}", "--json"]), place,
+            Run("place-json", ["{memplace}", "place", "{in}", "--spec", "h100", "--json"]),
             Run("convert", ["{memplace}", "trace", "convert", "{in}", "-o", "{dir}/out.trace",
                             "--to", "text", "--force"])]
 
@@ -396,6 +400,9 @@ def trace_inputs(ctx):
                               trace_runs(ctx)))
 
     variant("grid-product-overflow", {"grid": "grid 2147483648 2147483648 4"}, quick=True)
+    variant("grid-product-overflow-no-records", {"grid": "grid 4294967295 4294967295 4294967295"},
+            records=[], quick=True)
+    variant("grid-product-wraps-to-1", {"grid": "grid 4294967297 1 1"}, records=[])
     variant("grid-max", {"grid": "grid 4294967295 4294967295 4294967295"}, quick=True)
     variant("grid-2^32", {"grid": "grid 4294967296 1 1"})
     variant("grid-zero", {"grid": "grid 0 1 1"})
@@ -462,6 +469,7 @@ def trace_inputs(ctx):
         out.append(file_input("trace", "binary-" + name, binary_trace(**kw), trace_runs(ctx)))
 
     bvariant("grid-product-overflow", quick=True, grid=(2**31, 2**31, 4))
+    bvariant("grid-product-overflow-no-records", quick=True, grid=(2**31, 2**31, 4), records=[])
     bvariant("grid-2^40", grid=(2**40, 1, 1))
     bvariant("block-huge", block=(2**32 - 1, 1, 1))
     bvariant("header-bytes-max", quick=True, fix=lambda f: f.update(H=2**63))
@@ -469,11 +477,11 @@ def trace_inputs(ctx):
     bvariant("lanes-max", fix=lambda f: f.update(L=2**64 - 1))
     bvariant("body-bytes-max", fix=lambda f: f.update(B=2**64 - 1))
     bvariant("array-count-65536", quick=True,
-             arrays=[(b"a%d" % i, 4, 256, 0, 0xFE, 0, 1, 0) for i in range(65536)])
-    bvariant("array-length-max", arrays=[(b"x", 4, 2**64 - 1, 0, 0xFE, 0, 1, 0)],
+             arrays=[(b"a%d" % i, 4, 256, 0, 0x7E, 0, 1, 0) for i in range(65536)])
+    bvariant("array-length-max", arrays=[(b"x", 4, 2**64 - 1, 0, 0x7E, 0, 1, 0)],
              records=[(0, 0, 0, 0, 0, 1, [2**63 - 1])])
-    bvariant("array-elem-huge", arrays=[(b"x", 2**40, 256, 0, 0xFE, 0, 1, 0)])
-    bvariant("array-name-non-utf8", quick=True, arrays=[(b"x\xe9\xff", 4, 256, 0, 0xFE, 0, 1, 0)])
+    bvariant("array-elem-huge", arrays=[(b"x", 2**40, 256, 0, 0x7E, 0, 1, 0)])
+    bvariant("array-name-non-utf8", quick=True, arrays=[(b"x\xe9\xff", 4, 256, 0, 0x7E, 0, 1, 0)])
     bvariant("kernel-name-non-utf8", kernel=b"k\xe9\xff")
     bvariant("kernel-name-1MB", kernel=b"k" * (1 << 20))
     bvariant("traced-1G", quick=True, grid=(2**30, 1, 1), traced=list(range(0, 2**30, 2**30 // 4)))
@@ -643,14 +651,14 @@ def env_inputs(ctx):
             continue
         runs = []
         for i, v in enumerate(values_for(name)):
-            runs.append(Run("%s=%s" % (name, short(v)), ["{prog}"], env={name: v}, target="prog"))
+            runs.append(Run("%s=%s" % (name, short(v)), ["{prog}", "lookup"], env={name: v}, target="prog"))
         out.append(Input("env", name, make, runs))
     modes = ["garbage", "AUTO", "auto ", "off ", "force:", "force:lookup.table=registers",
              "force:nosuch.x=shared", "force:lookup.table=shared,lookup.table=global",
              "force:" + "x" * 100000, "trace", "\udcff", "force:lookup.\udcff=shared"]
-    runs = [Run("MEMPLACE=%s" % short(v), ["{prog}"], env={"MEMPLACE": v}, target="prog")
+    runs = [Run("MEMPLACE=%s" % short(v), ["{prog}", "lookup"], env={"MEMPLACE": v}, target="prog")
             for v in ctx.pick(modes, 3)]
-    runs.append(Run("MEMPLACE=unset", ["{prog}"], env={"MEMPLACE": None}, target="prog"))
+    runs.append(Run("MEMPLACE=unset", ["{prog}", "lookup"], env={"MEMPLACE": None}, target="prog"))
     out.append(Input("env", "MEMPLACE", make, runs))
     if not ctx.quick:
         runs = []
@@ -658,7 +666,7 @@ def env_inputs(ctx):
             for v in (PATH_VALUES if name in PATH_ENV else BAD_VALUES)[:8]:
                 env = {"MEMPLACE": "sweep", "MEMPLACE_SWEEP_OUT": "{dir}/sweep.json",
                        "MEMPLACE_SWEEP_MAX": "8", name: v}
-                runs.append(Run("%s=%s" % (name, short(v)), ["{prog}"], env=env, target="prog",
+                runs.append(Run("%s=%s" % (name, short(v)), ["{prog}", "lookup"], env=env, target="prog",
                                 expect_fail=True))
         out.append(Input("env", "MEMPLACE_SWEEP", make, runs))
     return out
@@ -667,6 +675,36 @@ def env_inputs(ctx):
 def short(v):
     v = v.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return v if len(v) <= 24 else v[:12] + "...(%d)" % len(v)
+
+
+# ---- aliasing ------------------------------------------------------------------------------
+
+def alias_inputs(ctx):
+    """The program's `alias` kernel: a parameter that points at a __device__ array the kernel
+    writes by name, under the default Placer, every built-in spec, the dynamic dispatch, a
+    tampered decision cache and MEMPLACE=trace (which must never apply a decision)."""
+    if not ctx.program:
+        return []
+    specs = sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "specs")) if f.endswith(".msl"))
+    runs = [Run("default", ["{prog}", "alias"], target="prog"),
+            Run("trace-mode", ["{prog}", "alias"], env={"MEMPLACE": "trace"}, target="prog"),
+            Run("dynamic", ["{prog}", "alias"], env={"MEMPLACE_DISPATCH": "dynamic"},
+                target="prog")]
+    for spec in ctx.pick(specs, 2):
+        runs.append(Run("spec-" + spec, ["{prog}", "alias"], env={"MEMPLACE_SPEC": spec},
+                        target="prog"))
+    out = [Input("alias", "alias", lambda d: {}, runs)]
+    if ctx.alias_cache_json is not None:
+        def make(d):
+            # Every place in the stored decisions made `shared`, as a tampered file would.
+            os.makedirs(os.path.join(d, "cache"))
+            write(os.path.join(d, "cache", ctx.cache_name),
+                  ctx.alias_cache_json.replace(b'"global"', b'"shared"'))
+            return {}
+        out.append(Input("alias", "cache-tampered", make,
+                         [Run("program", ["{prog}", "alias"], env={"MEMPLACE_CACHE": "{dir}/cache"},
+                              target="prog")]))
+    return out
 
 
 # ---- decision cache -------------------------------------------------------------------------
@@ -744,7 +782,7 @@ def cache_inputs(ctx):
             write(os.path.join(d, "cache", ctx.cache_name), data)
             return {}
         out.append(Input("cache", name, make,
-                         [Run("program", ["{prog}"], env={"MEMPLACE_CACHE": "{dir}/cache"},
+                         [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{dir}/cache"},
                               target="prog")]))
     # Not a regular file where the cache file goes.
     def special(kind):
@@ -762,14 +800,15 @@ def cache_inputs(ctx):
                 os.mkfifo(p)
             return {"cachefile": p}
         return make
-    for kind in ctx.pick(["dir", "symlink", "symlink-devnull", "fifo"], 2):
+    # A FIFO where the cache file goes: reading it waits for a writer (full sweep only).
+    for kind in ["dir", "symlink"] if ctx.quick else ["dir", "symlink", "symlink-devnull", "fifo"]:
         readers = ["{cachefile}"] if kind == "fifo" else []
         out.append(Input("cache", kind, special(kind),
-                         [Run("program", ["{prog}"], env={"MEMPLACE_CACHE": "{dir}/cache"},
+                         [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{dir}/cache"},
                               target="prog", watch=["{cachefile}"], fifo_readers=readers)]))
     out.append(Input("cache", "folder-is-file",
                      lambda d: {"f": write(os.path.join(d, "file"), b"x")},
-                     [Run("program", ["{prog}"], env={"MEMPLACE_CACHE": "{f}"}, target="prog",
+                     [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{f}"}, target="prog",
                           watch=["{f}"])]))
     return out
 
@@ -824,11 +863,14 @@ def path_inputs(ctx):
                 else make_special(os.path.join(d, "rw"), kind, "k.cu")
             return {"target": p, "rwfile": q}
         readers = ["{target}"] if kind == "fifo" else []
+        # A regular file (or none) may be replaced by a command told to (--force, a report);
+        # as root a read-only folder does not stop it.
+        regular = ("existing", "missing-dir", "readonly-dir")
         rw_readers = ["{rwfile}"] if kind == "fifo" else []
         runs = [
             Run("convert-force", ["{memplace}", "trace", "convert", "saxpy.trace", "-o",
                                   "{target}", "--to", "binary", "--force"],
-                watch=["{target}"] if kind not in ("existing", "missing-dir") else [],
+                watch=["{target}"] if kind not in regular else [],
                 fifo_readers=readers),
             Run("convert", ["{memplace}", "trace", "convert", "saxpy.trace", "-o", "{target}",
                             "--to", "binary"], watch=["{target}"] if kind != "missing-dir" else [],
@@ -841,10 +883,11 @@ def path_inputs(ctx):
                 watch=["{rwfile}"] if kind != "existing" else [], fifo_readers=rw_readers),
         ]
         if ctx.program:
-            runs.append(Run("program-report", ["{prog}"], env={"MEMPLACE_REPORT": "{target}"},
-                            target="prog", watch=["{target}"] if kind != "existing" else [],
+            runs.append(Run("program-report", ["{prog}", "lookup"],
+                            env={"MEMPLACE_REPORT": "{target}"}, target="prog",
+                            watch=["{target}"] if kind not in regular else [],
                             fifo_readers=readers))
-            runs.append(Run("program-trace-dir", ["{prog}"], env={"MEMPLACE_TRACE_DIR": "{target}"},
+            runs.append(Run("program-trace-dir", ["{prog}", "lookup"], env={"MEMPLACE_TRACE_DIR": "{target}"},
                             target="prog",
                             watch=["{target}"] if kind not in ("existing", "missing-dir") else [],
                             fifo_readers=readers))
@@ -1045,7 +1088,8 @@ def run_one(ctx, inp, run, ph, d):
                     stderr)
     if not timed_out:
         if oom:
-            problems.append(("OOM", oom.group(0)))
+            problems.append(("OOM", "memory limit reached: %s%s" %
+                             (oom.group(0), "" if rc else " (caught; the command went on)")))
         sanitizer = re.search(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
                               r"terminate called|uncaught exception|Traceback \(most recent", stderr)
         if rc < 0 and not oom:
@@ -1063,10 +1107,12 @@ def run_one(ctx, inp, run, ph, d):
             got = [l for l in stdout.splitlines() if l.startswith("RESULT ")]
             if rc != 0:
                 problems.append(("WRONG", "the program exited %d (no fallback)" % rc))
-            elif got != ctx.reference:
-                diff = [l for l in got if l not in ctx.reference][:3]
-                problems.append(("WRONG", "results differ from MEMPLACE=off: %s" %
-                                 (diff or "%d of %d lines" % (len(got), len(ctx.reference)))))
+            else:
+                ref = reference(ctx, argv)
+                if got != ref and got != off_reference(ctx, argv, env, d):
+                    diff = [l for l in got if l not in ref][:3]
+                    problems.append(("WRONG", "results differ from MEMPLACE=off: %s" %
+                                     (diff or "%d of %d lines" % (len(got), len(ref)))))
         else:
             if rc != 0 and not stderr.strip() and not stdout.strip():
                 problems.append(("WRONG", "exit %d without a message" % rc))
@@ -1091,6 +1137,29 @@ def run_one(ctx, inp, run, ph, d):
             "command": cmd}
 
 
+def reference(ctx, argv):
+    """The program's results under MEMPLACE=off and no other variable, per argument list."""
+    key = tuple(argv[1:])
+    with ctx.lock:
+        if key not in ctx.references:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("MEMPLACE")}
+            ctx.references[key] = off_reference(ctx, argv, env, ctx.args.out)
+        return ctx.references[key]
+
+
+def off_reference(ctx, argv, env, d):
+    """The program's results under MEMPLACE=off with the same other variables: under emulation
+    some choose the emulated device (MEMPLACE_SPEC) or how it runs (MEMPLACE_EMU_*)."""
+    try:
+        r = subprocess.run(argv, cwd=d, env=dict(env, MEMPLACE="off"), capture_output=True,
+                           timeout=ctx.args.timeout,
+                           preexec_fn=limit_memory(int(ctx.args.mem_gb * (1 << 30))))
+    except subprocess.TimeoutExpired:
+        return None
+    return [l for l in r.stdout.decode("utf-8", "replace").splitlines()
+            if l.startswith("RESULT ")]
+
+
 def safe_dirname(name):
     return re.sub(r"[^A-Za-z0-9_.=+-]", "_", name)[:80]
 
@@ -1100,11 +1169,14 @@ def run_input(ctx, inp, index):
     os.makedirs(d)
     results = []
     try:
-        ph = {"dir": d, "memplace": ctx.memplace, "prog": ctx.program or "",
-              "saxpy_text": ctx.saxpy_path}
-        ph.update(inp.make(d) or {})
-        for run in inp.runs:
-            results.append(run_one(ctx, inp, run, ph, d))
+        # Every command gets a fresh copy of the input (a command may replace a file).
+        for k, run in enumerate(inp.runs):
+            rd = os.path.join(d, str(k))
+            os.makedirs(rd)
+            ph = {"dir": rd, "memplace": ctx.memplace, "prog": ctx.program or "",
+                  "saxpy_text": ctx.saxpy_path}
+            ph.update(inp.make(rd) or {})
+            results.append(run_one(ctx, inp, run, ph, rd))
     except Exception as exc:  # noqa: BLE001 - a defect of the sweep itself, reported as such
         results.append({"id": inp.id + "/setup", "group": inp.group, "input": inp.name,
                         "run": "setup", "target": "sweep", "category": "CRASH",
@@ -1157,33 +1229,37 @@ def setup(ctx):
         ctx.saxpy_small = "\n".join(f.read().splitlines()[:400]) + "\n"
     ctx.saxpy_path = write(os.path.join(work, "saxpy.trace"), ctx.saxpy_small)
     ctx.program = None
-    ctx.reference = None
     ctx.cache_json = None
+    ctx.alias_cache_json = None
     if args.no_program:
         return
     ctx.program = args.program or build_program(args, work)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMPLACE")}
     r = sh([ctx.program], env=dict(env, MEMPLACE="off"), timeout=300)
-    ctx.reference = [l for l in r.stdout.splitlines() if l.startswith("RESULT ")]
-    if r.returncode != 0 or len(ctx.reference) != 7:
+    if r.returncode != 0 or len([l for l in r.stdout.splitlines() if l.startswith("RESULT ")]) != 7:
         raise SystemExit("the sweep program fails under MEMPLACE=off:\n" + r.stdout + r.stderr)
-    cache = os.path.join(work, "cache")
-    shutil.rmtree(cache, ignore_errors=True)
-    r = sh([ctx.program], env=dict(env, MEMPLACE_CACHE=cache, MEMPLACE_QUIET="1"), timeout=300)
-    files = sorted(f for f in os.listdir(cache) if f.endswith(".json")) if os.path.isdir(cache) else []
-    if files:
+    # Decision-cache files to corrupt: the lookup kernel's and the alias kernel's.
+    for which in ("lookup", "alias"):
+        cache = os.path.join(work, "cache-" + which)
+        shutil.rmtree(cache, ignore_errors=True)
+        sh([ctx.program, which], env=dict(env, MEMPLACE_CACHE=cache, MEMPLACE_QUIET="1"),
+           timeout=300)
+        files = sorted(f for f in os.listdir(cache) if f.endswith(".json")) \
+            if os.path.isdir(cache) else []
+        if not files:
+            log("no decision cache file was written (MEMPLACE_CACHE=%s): its cases are skipped"
+                % cache)
+            continue
         ctx.cache_name = files[0]
         with open(os.path.join(cache, files[0]), "rb") as f:
-            ctx.cache_json = f.read()
-    else:
-        log("no decision cache file was written (MEMPLACE_CACHE=%s): cache cases skipped" % cache)
+            setattr(ctx, "cache_json" if which == "lookup" else "alias_cache_json", f.read())
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-GENERATORS = {"spec": spec_inputs, "trace": trace_inputs, "source": source_inputs,
+GENERATORS = {"alias": alias_inputs, "spec": spec_inputs, "trace": trace_inputs, "source": source_inputs,
               "env": env_inputs, "cache": cache_inputs, "paths": path_inputs,
               "options": option_inputs}
 
@@ -1221,7 +1297,7 @@ def main():
         raise SystemExit("no memplace binary at %s (give --build or --memplace)" % args.memplace)
     ctx = Ctx(args)
     groups = args.groups.split(",") if args.groups else list(GENERATORS)
-    needs_program = any(g in groups for g in ("env", "cache", "paths", "spec")) and not args.list
+    needs_program = any(g in groups for g in ("alias", "env", "cache", "paths", "spec")) and not args.list
     if not needs_program:
         args.no_program = True
     os.makedirs(args.out, exist_ok=True)
@@ -1231,6 +1307,7 @@ def main():
     t0 = time.time()
     if args.list:
         ctx.program, ctx.cache_json = "PROGRAM", b'{"binary": {"path": "p"}, "version": 1}'
+        ctx.alias_cache_json = ctx.cache_json
         ctx.cache_name = "c.json"
     else:
         setup(ctx)
