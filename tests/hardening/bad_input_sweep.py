@@ -1255,6 +1255,12 @@ def setup(ctx):
             setattr(ctx, "cache_json" if which == "lookup" else "alias_cache_json", f.read())
 
 
+def uses_sanitizer(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data or b"__msan_init" in data
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -1295,6 +1301,10 @@ def main():
         args.timeout = 20 if args.quick else 60
     if not os.access(args.memplace, os.X_OK):
         raise SystemExit("no memplace binary at %s (give --build or --memplace)" % args.memplace)
+    if args.mem_gb and uses_sanitizer(args.memplace):
+        # A sanitizer reserves terabytes of address space: RLIMIT_AS would stop it at start.
+        log("%s is built with a sanitizer: no address-space limit" % args.memplace)
+        args.mem_gb = 0
     ctx = Ctx(args)
     groups = args.groups.split(",") if args.groups else list(GENERATORS)
     needs_program = any(g in groups for g in ("alias", "env", "cache", "paths", "spec")) and not args.list
