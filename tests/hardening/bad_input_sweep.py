@@ -27,7 +27,8 @@ Each case runs with a time limit and an address-space limit (RLIMIT_AS) and is c
   REPLACED  a path that is not a regular file, or an existing file without --force, was
             replaced (its inode or type changed, or its content without --force)
   WRONG     the program's results differ from MEMPLACE=off, the program failed (exit != 0:
-            no fallback), a CLI failure without a message, or a NaN/inf in `place` output
+            no fallback), a CLI failure without a message, a NaN/inf in `place` output, or
+            an error message ending in "Success" (its errno overwritten)
   NOISY     stderr above --max-stderr bytes (default 1 MB)
 The table by group and category and every failure with a command that reproduces it are
 printed; results.json in --out holds every case. Exit status 1 when anything failed.
@@ -1119,6 +1120,8 @@ def run_one(ctx, inp, run, ph, d):
             if run.check_nan and rc == 0 and re.search(r"(?<![A-Za-z_])-?(nan|inf)(?![A-Za-z_])",
                                                        stdout, re.I):
                 problems.append(("WRONG", "NaN or inf in the output"))
+    if not timed_out and re.search(r"(cannot|could not|failed)[^\n]*: Success\b", stderr):
+        problems.append(("WRONG", "an error message that says 'Success' (errno overwritten)"))
     if err.get("total", 0) > args.max_stderr:
         problems.append(("NOISY", "%d bytes on stderr" % err["total"]))
     env_prefix = " ".join("%s=%s" % (k, shlex.quote(v)) if v is not None else "-u " + k
