@@ -1090,7 +1090,7 @@ def run_one(ctx, inp, run, ph, d):
     problems = []
     if timed_out:
         problems.append(("HANG", "no answer in %d s" % args.timeout))
-    oom = re.search(r"bad_alloc|Cannot allocate memory|out of memory|std::length_error",
+    oom = re.search(r"bad_alloc|Cannot allocate memory|out of memory|std::length_error|MemoryError",
                     stderr)
     if not timed_out:
         if oom:
@@ -1263,6 +1263,59 @@ def setup(ctx):
             setattr(ctx, "cache_json" if which == "lookup" else "alias_cache_json", f.read())
 
 
+def self_test(args):
+    """Checks the classifier on commands whose outcome is known (no memplace needed): a check
+    that cannot fail would let the sweep pass on broken code."""
+    args.timeout, args.mem_gb, args.max_stderr = 2, 1, 1 << 20
+    ctx = Ctx(args)
+    ctx.memplace, ctx.program, ctx.saxpy_path = "/bin/true", "/bin/sh", ""
+    prog_sh = '[ "$MEMPLACE" = off ] && echo "RESULT a" || echo "RESULT %s"'
+    ctx.references[("-c", prog_sh % "a")] = ["RESULT a"]
+    ctx.references[("-c", prog_sh % "b")] = ["RESULT a"]
+
+    def link(d):
+        write(os.path.join(d, "real"), b"user data\n")
+        os.symlink(os.path.join(d, "real"), os.path.join(d, "target"))
+        return {"target": os.path.join(d, "target")}
+
+    def sh_run(name, script, **kw):
+        return Run(name, ["/bin/sh", "-c", script], **kw)
+    expect = [
+        ("ok", sh_run("exit-0", "exit 0"), None),
+        ("ok", sh_run("exit-2-message", "echo 'x.msl:1:2: error: bad' >&2; exit 2"), None),
+        ("WRONG", sh_run("exit-1-silent", "exit 1"), None),
+        ("CRASH", sh_run("segv", "kill -SEGV $$"), None),
+        ("CRASH", sh_run("exit-3", "echo bad >&2; exit 3"), None),
+        ("CRASH", sh_run("uncaught", "echo 'terminate called after throwing' >&2; exit 1"), None),
+        ("HANG", sh_run("sleep", "sleep 30"), None),
+        ("OOM", Run("allocate", [sys.executable, "-c", "b = bytearray(2 << 30)"]), None),
+        ("NOISY", sh_run("noisy", "head -c 2000000 /dev/zero | tr '\\0' x >&2"), None),
+        ("WRONG", sh_run("nan", "echo 'predicted: -nan us'", check_nan=True), None),
+        ("WRONG", sh_run("success", "echo 'error: x: cannot rename into place: Success' >&2;"
+                                    " exit 2"), None),
+        ("REPLACED", sh_run("rename-over-symlink", "echo x > t.tmp && mv t.tmp target",
+                            watch=["{target}"]), link),
+        ("ok", sh_run("write-through-symlink", "echo x > target", watch=["{target}"]), link),
+        ("ok", Run("program-same", ["{prog}", "-c", prog_sh % "a"], target="prog"), None),
+        ("WRONG", Run("program-differs", ["{prog}", "-c", prog_sh % "b"], target="prog"), None),
+        ("WRONG", Run("program-fails", ["{prog}", "-c", "exit 1"], target="prog"), None),
+    ]
+    ctx.cases_dir = os.path.join(args.out, "self-test")
+    shutil.rmtree(ctx.cases_dir, ignore_errors=True)
+    os.makedirs(ctx.cases_dir)
+    bad = 0
+    for k, (want, run, make) in enumerate(expect):
+        inp = Input("self-test", run.name, make or (lambda d: {}), [run])
+        got = run_input(ctx, inp, k)[0]
+        ok = got["category"] == want
+        bad += 0 if ok else 1
+        print("%s %-24s expected %-8s got %-8s %s" % ("ok  " if ok else "FAIL", run.name, want,
+                                                     got["category"],
+                                                     "; ".join(p["detail"] for p in got["problems"])))
+    print("self-test: %d of %d as expected" % (len(expect) - bad, len(expect)))
+    return 1 if bad else 0
+
+
 def uses_sanitizer(path):
     with open(path, "rb") as f:
         data = f.read()
@@ -1300,7 +1353,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the folders of passing cases too")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the classifier on commands with known outcomes, and exit")
     args = ap.parse_args()
+    args.out = os.path.abspath(args.out)
+    if args.self_test:
+        return self_test(args)
     args.build = os.path.abspath(args.build)
     args.memplace = os.path.abspath(args.memplace or os.path.join(args.build, "bin", "memplace"))
     args.emu_cxx = args.emu_cxx or os.path.join(args.build, "bin", "memplace-emu-c++")
