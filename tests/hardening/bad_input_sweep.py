@@ -79,6 +79,11 @@ class Run:
         self.check_nan = check_nan
 
 
+def lookup_run(name, env, **kw):
+    """The program's lookup kernel under env (its results compared with MEMPLACE=off)."""
+    return Run(name, ["{prog}", "lookup"], env=env, target="prog", **kw)
+
+
 class Input:
     """An input (files made by make(dir) -> dict of placeholders) and the runs on it."""
 
@@ -173,7 +178,7 @@ def spec_runs(ctx, with_program=False, place=True, show=True):
             runs.append(Run("place-json", ["{memplace}", "place", "{saxpy_text}", "--spec",
                                            "{in}", "--json"]))
     if with_program and ctx.program:
-        runs.append(Run("program", ["{prog}", "lookup"], env={"MEMPLACE_SPEC": "{in}"}, target="prog"))
+        runs.append(lookup_run("program", {"MEMPLACE_SPEC": "{in}"}))
     return runs
 
 
@@ -182,7 +187,8 @@ def spec_inputs(ctx):
     out = []
     n = 40 if not ctx.quick else 4
     for cut in ctx.pick(sorted({len(base) * i // n for i in range(1, n)}), 4):
-        out.append(file_input("spec", "truncated-%d" % cut, base[:cut], spec_runs(ctx, place=False)))
+        out.append(file_input("spec", "truncated-%d" % cut, base[:cut],
+                              spec_runs(ctx, place=False)))
     # Numbers: every field with every bad value (quick: the ones the issue names).
     cases = []
     for field in PROCESSOR_FIELDS:
@@ -258,12 +264,11 @@ def spec_inputs(ctx):
     out.append(file_input("spec", "non-utf8-filename", base, spec_runs(ctx),
                           filename=os.fsdecode(b"spec-\xe9\xff.msl")))
     # A name close to another long name: "did you mean" compares the two.
-    k = 200000
-    out.append(file_input("spec", "long-memory-name-typo-%d" % k,
-                          lambda: base.replace("memory constant {", "memory %s {" % ("c" * k))
-                          .replace("lowerLevels = (global, constant);",
-                                   "lowerLevels = (global, %sd);" % ("c" * (k - 1))),
-                          spec_runs(ctx, place=False)))
+    def typo(k=200000):
+        return base.replace("memory constant {", "memory %s {" % ("c" * k)).replace(
+            "lowerLevels = (global, constant);", "lowerLevels = (global, %sd);" % ("c" * (k - 1)))
+    out.append(file_input("spec", "long-memory-name-typo-200000", typo,
+                          spec_runs(ctx, place=False, show=not ctx.quick)))
     for k in [20000] if ctx.quick else [20000, 200000]:
         out.append(file_input("spec", "long-field-name-%d" % k,
                               base.replace("sms = 132;", "%s = 132;" % ("s" * k), 1),
@@ -460,8 +465,8 @@ def trace_inputs(ctx):
         m = bytes(m)
         if i % 2:
             m = fix_crc(m)
-        out.append(file_input("trace", "binary-bitflip-%d.%d%s" % (pos, bit, "-crc" if i % 2 else ""),
-                              m, trace_runs(ctx)))
+        name = "binary-bitflip-%d.%d%s" % (pos, bit, "-crc" if i % 2 else "")
+        out.append(file_input("trace", name, m, trace_runs(ctx)))
     # Binary: huge headers, with a right CRC so that the structural checks are reached.
     def bvariant(name, quick=False, **kw):
         if ctx.quick and not quick:
@@ -607,8 +612,8 @@ NOT_PROGRAM_ENV = {"MEMPLACE_VERSION", "MEMPLACE_HAVE_FRONTEND", "MEMPLACE_EMU_A
 
 BAD_VALUES = ["nan", "inf", "-inf", "-1", "0", "1e300", "18446744073709551617", "abc", "",
               "1x", "0x10", " 5", "9" * 100000, "\udcff\udcfe"]
-PATH_VALUES = ["{dir}/missing/x", "{dir}", "{dir}/garbage", "{dir}/\udce9\udcff", "{dir}/" + "p" * 5000,
-               "", "\udcff"]
+PATH_VALUES = ["{dir}/missing/x", "{dir}", "{dir}/garbage", "{dir}/\udce9\udcff",
+               "{dir}/" + "p" * 5000, "", "\udcff"]
 
 
 def discover_env_vars(source):
@@ -652,14 +657,13 @@ def env_inputs(ctx):
             continue
         runs = []
         for i, v in enumerate(values_for(name)):
-            runs.append(Run("%s=%s" % (name, short(v)), ["{prog}", "lookup"], env={name: v}, target="prog"))
+            runs.append(lookup_run("%s=%s" % (name, short(v)), {name: v}))
         out.append(Input("env", name, make, runs))
     modes = ["garbage", "AUTO", "auto ", "off ", "force:", "force:lookup.table=registers",
              "force:nosuch.x=shared", "force:lookup.table=shared,lookup.table=global",
              "force:" + "x" * 100000, "trace", "\udcff", "force:lookup.\udcff=shared"]
-    runs = [Run("MEMPLACE=%s" % short(v), ["{prog}", "lookup"], env={"MEMPLACE": v}, target="prog")
-            for v in ctx.pick(modes, 3)]
-    runs.append(Run("MEMPLACE=unset", ["{prog}", "lookup"], env={"MEMPLACE": None}, target="prog"))
+    runs = [lookup_run("MEMPLACE=%s" % short(v), {"MEMPLACE": v}) for v in ctx.pick(modes, 3)]
+    runs.append(lookup_run("MEMPLACE=unset", {"MEMPLACE": None}))
     out.append(Input("env", "MEMPLACE", make, runs))
     runs = []
     for name in sweep_names:
@@ -669,8 +673,7 @@ def env_inputs(ctx):
         for v in vals:
             env = {"MEMPLACE": "sweep", "MEMPLACE_SWEEP_OUT": "{dir}/sweep.json",
                    "MEMPLACE_SWEEP_MAX": "8", name: v}
-            runs.append(Run("%s=%s" % (name, short(v)), ["{prog}", "lookup"], env=env,
-                            target="prog"))
+            runs.append(lookup_run("%s=%s" % (name, short(v)), env))
     out.append(Input("env", "MEMPLACE_SWEEP", make, runs))
     return out
 
@@ -767,7 +770,8 @@ def cache_inputs(ctx):
 
     def numbers(k, value):
         def walk(x):
-            items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else []
+            items = x.items() if isinstance(x, dict) else \
+                enumerate(x) if isinstance(x, list) else []
             for key, y in list(items):
                 if key in ("version", "size", "mtime"):
                     continue
@@ -785,8 +789,7 @@ def cache_inputs(ctx):
             write(os.path.join(d, "cache", ctx.cache_name), data)
             return {}
         out.append(Input("cache", name, make,
-                         [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{dir}/cache"},
-                              target="prog")]))
+                         [lookup_run("program", {"MEMPLACE_CACHE": "{dir}/cache"})]))
     # Not a regular file where the cache file goes.
     def special(kind):
         def make(d):
@@ -807,12 +810,11 @@ def cache_inputs(ctx):
     for kind in ["dir", "symlink"] if ctx.quick else ["dir", "symlink", "symlink-devnull", "fifo"]:
         readers = ["{cachefile}"] if kind == "fifo" else []
         out.append(Input("cache", kind, special(kind),
-                         [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{dir}/cache"},
-                              target="prog", watch=["{cachefile}"], fifo_readers=readers)]))
+                         [lookup_run("program", {"MEMPLACE_CACHE": "{dir}/cache"},
+                                     watch=["{cachefile}"], fifo_readers=readers)]))
     out.append(Input("cache", "folder-is-file",
                      lambda d: {"f": write(os.path.join(d, "file"), b"x")},
-                     [Run("program", ["{prog}", "lookup"], env={"MEMPLACE_CACHE": "{f}"}, target="prog",
-                          watch=["{f}"])]))
+                     [lookup_run("program", {"MEMPLACE_CACHE": "{f}"}, watch=["{f}"])]))
     return out
 
 
@@ -889,14 +891,12 @@ def path_inputs(ctx):
                 watch=["{rwfile}"] if kind != "existing" else [], fifo_readers=rw_readers),
         ]
         if ctx.program:
-            runs.append(Run("program-report", ["{prog}", "lookup"],
-                            env={"MEMPLACE_REPORT": "{target}"}, target="prog",
-                            watch=["{target}"] if kind not in regular else [],
-                            fifo_readers=readers))
-            runs.append(Run("program-trace-dir", ["{prog}", "lookup"], env={"MEMPLACE_TRACE_DIR": "{target}"},
-                            target="prog",
-                            watch=["{target}"] if kind not in ("existing", "missing-dir") else [],
-                            fifo_readers=readers))
+            runs.append(lookup_run("program-report", {"MEMPLACE_REPORT": "{target}"},
+                                   watch=["{target}"] if kind not in regular else [],
+                                   fifo_readers=readers))
+            runs.append(lookup_run("program-trace-dir", {"MEMPLACE_TRACE_DIR": "{target}"},
+                                   watch=["{target}"] if kind not in regular else [],
+                                   fifo_readers=readers))
         out.append(Input("paths", kind, make, runs))
     return out
 
@@ -1097,7 +1097,8 @@ def run_one(ctx, inp, run, ph, d):
             problems.append(("OOM", "memory limit reached: %s%s" %
                              (oom.group(0), "" if rc else " (caught; the command went on)")))
         sanitizer = re.search(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
-                              r"terminate called|uncaught exception|Traceback \(most recent", stderr)
+                              r"terminate called|uncaught exception|Traceback \(most recent",
+                              stderr)
         if rc < 0 and not oom:
             problems.append(("CRASH", "killed by %s" % signal.Signals(-rc).name))
         elif rc > 2 and not oom:
@@ -1309,9 +1310,9 @@ def self_test(args):
         got = run_input(ctx, inp, k)[0]
         ok = got["category"] == want
         bad += 0 if ok else 1
+        why = "; ".join(p["detail"] for p in got["problems"])
         print("%s %-24s expected %-8s got %-8s %s" % ("ok  " if ok else "FAIL", run.name, want,
-                                                     got["category"],
-                                                     "; ".join(p["detail"] for p in got["problems"])))
+                                                     got["category"], why))
     print("self-test: %d of %d as expected" % (len(expect) - bad, len(expect)))
     return 1 if bad else 0
 
@@ -1326,7 +1327,8 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-GENERATORS = {"alias": alias_inputs, "spec": spec_inputs, "trace": trace_inputs, "source": source_inputs,
+GENERATORS = {"alias": alias_inputs, "spec": spec_inputs, "trace": trace_inputs,
+              "source": source_inputs,
               "env": env_inputs, "cache": cache_inputs, "paths": path_inputs,
               "options": option_inputs}
 
@@ -1373,7 +1375,8 @@ def main():
         args.mem_gb = 0
     ctx = Ctx(args)
     groups = args.groups.split(",") if args.groups else list(GENERATORS)
-    needs_program = any(g in groups for g in ("alias", "env", "cache", "paths", "spec")) and not args.list
+    needs_program = not args.list and any(g in groups
+                                          for g in ("alias", "env", "cache", "paths", "spec"))
     if not needs_program:
         args.no_program = True
     os.makedirs(args.out, exist_ok=True)
