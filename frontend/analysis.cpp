@@ -362,12 +362,11 @@ void KernelReporter::reportSites(ki::KernelInfo& k, KernelSource& ks) {
 }
 
 void KernelReporter::reportLaunches(ki::KernelInfo& k, KernelSource& ks) {
-    for (const auto& l : host_.launches) {
-        if (l.kernel->getCanonicalDecl() == raw_.fn->getCanonicalDecl()) {
-            launches_.push_back(&l);
-            k.launches.push_back(l.site);
-            ks.launches.push_back(l.source);
-        }
+    for (const std::size_t i : host_.launchesOfKernel(raw_.fn)) {
+        const detail::RawLaunch& l = host_.launches[i];
+        launches_.push_back(&l);
+        k.launches.push_back(l.site);
+        ks.launches.push_back(l.source);
     }
     // Launch geometry shared by every launch.
     auto common = [&](auto member) -> std::optional<std::array<int64_t, 3>> {
@@ -719,12 +718,8 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
 
     // Order: by definition, instantiations by their first launch, then by name.
     auto firstLaunch = [&](const FunctionDecl* fn) {
-        for (size_t i = 0; i < host.launches.size(); ++i) {
-            if (host.launches[i].kernel->getCanonicalDecl() == fn->getCanonicalDecl()) {
-                return i;
-            }
-        }
-        return host.launches.size();
+        const std::vector<size_t>& of = host.launchesOfKernel(fn);
+        return of.empty() ? host.launches.size() : of.front();
     };
     std::vector<size_t> order(raws.size());
     for (size_t i = 0; i < order.size(); ++i) {

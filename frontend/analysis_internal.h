@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memplace::frontend::detail {
@@ -145,6 +146,12 @@ struct RawAllocation {
 struct HostFacts {
     std::vector<RawLaunch> launches;        ///< in source order
     std::vector<RawAllocation> allocations; ///< in source order
+    /// Indices into `launches` per launched kernel (its canonical declaration), in source
+    /// order: a file of thousands of kernels is looked up, not scanned, per kernel.
+    std::unordered_map<const clang::FunctionDecl*, std::vector<std::size_t>> launchesOf;
+
+    /// The launches of `fn` (any declaration of it), in source order.
+    const std::vector<std::size_t>& launchesOfKernel(const clang::FunctionDecl* fn) const;
 };
 
 /// Finds the launches and device allocations in the main file's host code.

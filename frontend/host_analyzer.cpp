@@ -348,10 +348,20 @@ private:
 
 } // namespace
 
+const std::vector<std::size_t>& HostFacts::launchesOfKernel(const FunctionDecl* fn) const {
+    static const std::vector<std::size_t> none;
+    const auto it = launchesOf.find(fn->getCanonicalDecl());
+    return it == launchesOf.end() ? none : it->second;
+}
+
 HostFacts analyzeHost(ASTContext& ctx, const Locator& locator) {
     HostVisitor v(ctx, locator);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
-    return v.take();
+    HostFacts facts = v.take();
+    for (std::size_t i = 0; i < facts.launches.size(); ++i) {
+        facts.launchesOf[facts.launches[i].kernel->getCanonicalDecl()].push_back(i);
+    }
+    return facts;
 }
 
 } // namespace memplace::frontend::detail

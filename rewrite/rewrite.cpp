@@ -755,6 +755,13 @@ void Rewriter::planArrays(Group& g) {
         if (pv->hasDefaultArg()) {
             refuse("it has a default argument", pv->getLocation());
         }
+        // Every access through a volatile pointer must stay one volatile access of the memory
+        // the program wrote it for: no accessor (staging, caches, tracing) may stand between.
+        if (const QualType pointee = pv->getType()->getPointeeType();
+            !pointee.isNull() && pointee.isVolatileQualified()) {
+            refuse("it points to volatile memory, whose accesses must stay as written",
+                   pv->getLocation());
+        }
         if (i >= ks0.params.size() || !src_.range(ks0.params[i])) {
             refuse("its declaration is spelled in a macro", pv->getLocation());
         }
@@ -1589,9 +1596,14 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
 }
 
 void Rewriter::emitDescriptors(EditList& edits) {
+    // A descriptor closes what comes before its offset: at the same offset it must precede
+    // whatever opens the next declaration (a kernel written on the very next line gets its
+    // `template <...>` header inserted there too).
+    constexpr long kBeforeEverythingAtItsOffset = -(1L << 40);
     for (const Group& g : groups_) {
         if (g.ok) {
-            edits.insert(g.descriptorAt, g.descriptorPrefix + descriptor(g, g.indent), 2);
+            edits.insert(g.descriptorAt, g.descriptorPrefix + descriptor(g, g.indent),
+                         kBeforeEverythingAtItsOffset);
         }
     }
 }

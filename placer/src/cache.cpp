@@ -134,11 +134,27 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
     return std::nullopt;
 }
 
+namespace {
+
+/// The cache is a regular file (or a link to one) or nothing: opening a FIFO would block the
+/// program, and writing over a device or socket is not the cache's to do.
+bool isCacheFile(const std::filesystem::path& file) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(file, ec);
+}
+
+} // namespace
+
 std::vector<std::string> DecisionCache::load() {
     std::vector<std::string> warnings;
     entries_.clear();
     std::error_code ec;
     if (!std::filesystem::exists(file_, ec)) {
+        return warnings;
+    }
+    if (!isCacheFile(file_)) {
+        warnings.push_back("decision cache " + file_.string() +
+                           " is not a regular file; ignored (decisions are not cached)");
         return warnings;
     }
     auto text = readFile(file_);
@@ -198,6 +214,9 @@ std::optional<std::string> DecisionCache::store(const CachedDecision& d) {
     std::filesystem::create_directories(dir_, ec);
     if (ec) {
         return "decision cache: cannot create " + dir_.string() + ": " + ec.message();
+    }
+    if (std::filesystem::exists(file_, ec) && !isCacheFile(file_)) {
+        return "decision cache: " + file_.string() + " is not a regular file; not written";
     }
     // Merge what other processes of this binary stored meanwhile.
     if (std::filesystem::exists(file_, ec)) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sys/stat.h>
 
 namespace memplace::placer {
 namespace {
@@ -144,6 +145,30 @@ TEST(DecisionCache, CorruptFileIsIgnoredWithAWarningAndReplaced) {
     DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
     EXPECT_TRUE(b.load().empty());
     EXPECT_EQ(b.size(), 1u);
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, AFileThatIsNotRegularIsNeitherReadNorReplaced) {
+    const fs::path dir = tempDir("fifo");
+    const BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    fs::create_directories(dir);
+    // A FIFO without a writer: opening it to read would block the program forever.
+    ASSERT_EQ(mkfifo(a.file().c_str(), 0600), 0);
+    auto w = a.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("not a regular file"), std::string::npos);
+    const auto stored = a.store(decision("k1", Place::Shared));
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_NE(stored->find("not a regular file"), std::string::npos);
+    EXPECT_TRUE(fs::is_fifo(a.file()));
+    // A link to a device: left a link, the device untouched.
+    fs::remove(a.file());
+    fs::create_symlink("/dev/null", a.file());
+    EXPECT_EQ(a.load().size(), 1u);
+    EXPECT_TRUE(a.store(decision("k1", Place::Shared)).has_value());
+    EXPECT_TRUE(fs::is_symlink(a.file()));
+    EXPECT_TRUE(fs::is_character_file("/dev/null"));
     fs::remove_all(dir);
 }
 

@@ -333,10 +333,17 @@ struct RefOps {
     MEMPLACE_DEV V* operator&() const { return self().address(); }
 };
 
-// Each proxy defines its own operator= (a proxy's assignment stores, it never rebinds).
+// Each proxy defines its own operator= (a proxy's assignment stores, it never rebinds). A
+// volatile right-hand side (`out[b] = vsdata[0]` in a warp-synchronous reduction) is read once,
+// as the original assignment reads it; a const V& cannot bind to it.
 #define MEMPLACE_PROXY_ASSIGN(Proxy, V)                                                            \
     MEMPLACE_DEV const Proxy& operator=(const V& v) const {                                        \
         store(v);                                                                                  \
+        return *this;                                                                              \
+    }                                                                                              \
+    MEMPLACE_DEV const Proxy& operator=(const volatile V& v) const {                               \
+        const V value = v;                                                                         \
+        store(value);                                                                              \
         return *this;                                                                              \
     }                                                                                              \
     MEMPLACE_DEV const Proxy& operator=(const Proxy& o) const {                                    \
