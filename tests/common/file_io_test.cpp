@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 namespace memplace {
 namespace {
@@ -57,6 +64,129 @@ TEST_F(FileIo, MissingFileAndDirectoryAreErrors) {
     ASSERT_FALSE(missing);
     EXPECT_NE(missing.message().find("nope.msl"), std::string::npos);
     EXPECT_FALSE(readFile(dir_));
+}
+
+TEST_F(FileIo, WritesThroughASymlinkAndKeepsTheLink) {
+    const auto target = dir_ / "target.json";
+    const auto link = dir_ / "report.json";
+    ASSERT_TRUE(writeFileAtomic(target, "old"));
+    fs::create_symlink(target, link);
+    auto refused = writeFileAtomic(link, "new");
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.message().find("already exists"), std::string::npos);
+    ASSERT_TRUE(writeFileAtomic(link, "new", Overwrite::Yes)) << "symlink";
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+    EXPECT_EQ(*readFile(target), "new");
+}
+
+TEST_F(FileIo, RefusesADanglingSymlink) {
+    const auto link = dir_ / "report.json";
+    fs::create_symlink(dir_ / "missing" / "x.json", link);
+    auto w = writeFileAtomic(link, "x", Overwrite::Yes);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.message().find("symbolic link"), std::string::npos) << w.message();
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+}
+
+TEST_F(FileIo, WritesThroughAFifoToItsReader) {
+    const auto fifo = dir_ / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::string got;
+    std::thread reader([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        got.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    });
+    // The reader opens the FIFO at some point; a write before that finds nobody reading.
+    Expected<bool> w = fail("not tried");
+    for (int i = 0; i < 500 && !w; ++i) {
+        w = writeFileAtomic(fifo, "through the pipe");
+        if (!w) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    reader.join();
+    ASSERT_TRUE(w) << w.message();
+    EXPECT_EQ(got, "through the pipe");
+    struct stat st{};
+    ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+}
+
+TEST_F(FileIo, AFifoNobodyReadsIsAnErrorNotAHang) {
+    const auto fifo = dir_ / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto w = writeFileAtomic(fifo, "x", Overwrite::Yes);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.message().find("nobody reads"), std::string::npos) << w.message();
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+}
+
+TEST_F(FileIo, DevNullStaysADevice) {
+    ASSERT_TRUE(writeFileAtomic("/dev/null", "discarded", Overwrite::Yes));
+    ASSERT_TRUE(writeFileAtomic("/dev/null", "discarded", Overwrite::No));
+    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
+    // Through a link too (as /dev/stdout is one).
+    fs::create_symlink("/dev/null", dir_ / "out");
+    ASSERT_TRUE(writeFileAtomic(dir_ / "out", "discarded", Overwrite::Yes));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "out")));
+    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
+}
+
+TEST_F(FileIo, ADirectoryIsRefusedWithItsReason) {
+    fs::create_directories(dir_ / "sub");
+    auto w = writeFileAtomic(dir_ / "sub", "x", Overwrite::Yes);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.message().find("is a directory"), std::string::npos) << w.message();
+    EXPECT_EQ(w.message().find("Success"), std::string::npos) << w.message();
+    EXPECT_TRUE(fs::is_directory(dir_ / "sub"));
+    EXPECT_FALSE(appendToFile(dir_ / "sub", "x"));
+}
+
+/// Runs `body` as an unprivileged user (in a child process when this one is root, for whom
+/// permissions do not apply); true when it returned true.
+bool asUnprivileged(const std::function<bool()>& body) {
+    if (::geteuid() != 0) {
+        return body();
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const bool ok = ::setgid(65534) == 0 && ::setuid(65534) == 0 && body();
+        ::_exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_F(FileIo, ARegularFileInAReadOnlyFolderIsWrittenThrough) {
+    const auto folder = dir_ / "ro";
+    fs::create_directories(folder);
+    ASSERT_TRUE(writeFileAtomic(folder / "report.json", "old"));
+    fs::permissions(folder / "report.json", fs::perms::all);
+    fs::permissions(dir_, fs::perms::all);
+    fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                fs::perms::group_exec | fs::perms::others_read |
+                                fs::perms::others_exec);
+    EXPECT_TRUE(asUnprivileged([&] {
+        auto w = writeFileAtomic(folder / "report.json", "new", Overwrite::Yes);
+        if (!w) {
+            std::fprintf(stderr, "%s\n", w.message().c_str());
+        }
+        // A new file cannot be made there: an error that names the path and the reason.
+        auto n = writeFileAtomic(folder / "other.json", "x");
+        return w && !n && n.message().find("other.json") != std::string::npos &&
+               n.message().find("ermission denied") != std::string::npos;
+    }));
+    EXPECT_EQ(*readFile(folder / "report.json"), "new");
+    fs::permissions(folder, fs::perms::owner_all);
+}
+
+TEST_F(FileIo, AppendsAndCreates) {
+    ASSERT_TRUE(appendToFile(dir_ / "log", "a\n"));
+    ASSERT_TRUE(appendToFile(dir_ / "log", "b\n"));
+    EXPECT_EQ(*readFile(dir_ / "log"), "a\nb\n");
+    ASSERT_TRUE(appendToFile("/dev/null", "x"));
+    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
 }
 
 } // namespace
