@@ -6,8 +6,10 @@
 // auto, trace and sweep are the online Placer's modes (placer/): the runtime itself treats them
 // like the default (the installed PlacementPolicy decides); the Placer reads them to install
 // itself (sweep: placer/sweep.h, the evaluation's in-process measurement of placements).
+// What each accepts, and the readers for switches and numbers: common/env.h.
 #pragma once
 
+#include "common/env.h"
 #include "common/place.h"
 
 #include <optional>
