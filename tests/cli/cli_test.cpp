@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 
@@ -254,6 +255,73 @@ TEST(Cli, TraceConvertAndSynthPrintJson) {
     EXPECT_EQ(c["lanes"], s["lanes"]);
     std::remove("/tmp/memplace_cli_synth.trace");
     std::remove("/tmp/memplace_cli_synth.bin");
+}
+
+TEST(Cli, NonUtf8NamesInJsonAreReplacedNotFatal) {
+    // A Latin-1 file name and kernel name: every JSON writer used to abort on them.
+    const std::string file = "/tmp/memplace_cli_caf\xe9.trace";
+    auto synth = runMemplace("trace synth saxpy -o '" + file + "' --force --json");
+    ASSERT_EQ(synth.exitCode, 0) << synth.err;
+    EXPECT_NE(nlohmann::json::parse(synth.out)["file"].get<std::string>().find("caf\xef\xbf\xbd"),
+              std::string::npos);
+    std::string text;
+    {
+        std::ifstream in(file);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::size_t k = text.find("kernel ");
+    ASSERT_NE(k, std::string::npos);
+    text.replace(k, text.find('\n', k) - k, "kernel saxpy_\xe9t\xe9");
+    std::ofstream(file, std::ios::trunc) << text;
+    auto info = runMemplace("trace info '" + file + "' --spec h100 --json");
+    ASSERT_EQ(info.exitCode, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)["kernel"], "saxpy_\xef\xbf\xbdt\xef\xbf\xbd");
+    auto place = runMemplace("place '" + file + "' --spec h100 --json");
+    ASSERT_EQ(place.exitCode, 0) << place.err;
+    EXPECT_EQ(nlohmann::json::parse(place.out)["kernel"], "saxpy_\xef\xbf\xbdt\xef\xbf\xbd");
+    std::remove(file.c_str());
+}
+
+/// A text trace of `n` alike arrays, each read the same way by every warp: nothing tells
+/// branch-and-bound's bound one array from another, so proving the optimum takes minutes.
+std::string alikeArraysTrace(int n) {
+    std::string t = "memplace-trace 1\nkernel alike\ngrid 264 1 1\nblock 256 1 1\ntraced 0 132\n";
+    for (int a = 0; a < n; ++a) {
+        t += fmt::format("array a{} elem=4 length=65536 mode=read "
+                         "places=global,readonly,texture,constant,shared,l2persist\n",
+                         a);
+    }
+    for (int b : {0, 132}) {
+        for (int w = 0; w < 8; ++w) {
+            for (int a = 0; a < n; ++a) {
+                t += fmt::format("r {} {} {} a{} * {}..{}\n", b, w, a, a, (b * 8 + w) * 32,
+                                 (b * 8 + w) * 32 + 31);
+            }
+        }
+    }
+    return t;
+}
+
+TEST(Cli, PlaceStopsAtItsTimeLimitAndSaysSo) {
+    const std::string file = "/tmp/memplace_cli_alike20.trace";
+    std::ofstream(file, std::ios::trunc) << alikeArraysTrace(20);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = runMemplace("place " + file + " --spec h100 --json --time-limit 1");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_LT(seconds, 30);
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["search"]["proven_optimal"], false);
+    EXPECT_EQ(j["search"]["time_limit_seconds"], 1.0);
+    EXPECT_NE(j["search"]["notes"].dump().find("not proven optimal"), std::string::npos);
+    // The default limit applies without the option; the text says it too.
+    auto text = runMemplace("place " + file + " --spec h100");
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("bnb (not proven optimal)"), std::string::npos) << text.out;
+    EXPECT_EQ(runMemplace("place " + file + " --spec h100 --time-limit nan").exitCode, 2);
+    EXPECT_EQ(runMemplace("place " + file + " --spec h100 --time-limit -1").exitCode, 2);
+    std::remove(file.c_str());
 }
 
 } // namespace
