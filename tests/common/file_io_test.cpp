@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -91,22 +93,32 @@ TEST_F(FileIo, RefusesADanglingSymlink) {
 TEST_F(FileIo, WritesThroughAFifoToItsReader) {
     const auto fifo = dir_ / "pipe";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // The read end is open before the write (so the writer finds a reader); a thread reads it
+    // while the writer blocks on a full pipe (1 MB is more than a pipe holds).
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(fd, 0);
     std::string got;
     std::thread reader([&] {
-        std::ifstream in(fifo, std::ios::binary);
-        got.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    });
-    // The reader opens the FIFO at some point; a write before that finds nobody reading.
-    Expected<bool> w = fail("not tried");
-    for (int i = 0; i < 500 && !w; ++i) {
-        w = writeFileAtomic(fifo, "through the pipe");
-        if (!w) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        char buf[65536];
+        for (;;) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 5000) <= 0) {
+                break; // nothing for 5 s: the write did not come through the FIFO
+            }
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n > 0) {
+                got.append(buf, static_cast<std::size_t>(n));
+            } else if (n == 0 || errno != EAGAIN) {
+                break; // end of file: the writer closed
+            }
         }
-    }
+    });
+    const std::string content(1 << 20, 'x');
+    auto w = writeFileAtomic(fifo, content);
     reader.join();
+    ::close(fd);
     ASSERT_TRUE(w) << w.message();
-    EXPECT_EQ(got, "through the pipe");
+    EXPECT_EQ(got.size(), content.size());
     struct stat st{};
     ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
     EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
@@ -121,15 +133,29 @@ TEST_F(FileIo, AFifoNobodyReadsIsAnErrorNotAHang) {
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
 }
 
-TEST_F(FileIo, DevNullStaysADevice) {
-    ASSERT_TRUE(writeFileAtomic("/dev/null", "discarded", Overwrite::Yes));
-    ASSERT_TRUE(writeFileAtomic("/dev/null", "discarded", Overwrite::No));
-    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
+/// A character device to write to: a null device of the test's own where this process may make
+/// one (root), so that a write that replaces what it writes to (the bug this guards against)
+/// replaces that one, never the system's /dev/null; else a symbolic link to /dev/null (such a
+/// write replaces the link).
+fs::path nullDevice(const fs::path& dir) {
+    const fs::path own = dir / "null";
+    if (::mknod(own.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+        return own;
+    }
+    fs::create_symlink("/dev/null", dir / "null");
+    return dir / "null";
+}
+
+TEST_F(FileIo, ACharacterDeviceStaysADevice) {
+    const fs::path null = nullDevice(dir_);
+    ASSERT_TRUE(writeFileAtomic(null, "discarded", Overwrite::Yes));
+    ASSERT_TRUE(writeFileAtomic(null, "discarded", Overwrite::No));
+    EXPECT_TRUE(fs::is_character_file(null)) << "the device was replaced by a regular file";
     // Through a link too (as /dev/stdout is one).
-    fs::create_symlink("/dev/null", dir_ / "out");
+    fs::create_symlink(null, dir_ / "out");
     ASSERT_TRUE(writeFileAtomic(dir_ / "out", "discarded", Overwrite::Yes));
     EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "out")));
-    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
+    EXPECT_TRUE(fs::is_character_file(null));
 }
 
 TEST_F(FileIo, ADirectoryIsRefusedWithItsReason) {
@@ -185,8 +211,9 @@ TEST_F(FileIo, AppendsAndCreates) {
     ASSERT_TRUE(appendToFile(dir_ / "log", "a\n"));
     ASSERT_TRUE(appendToFile(dir_ / "log", "b\n"));
     EXPECT_EQ(*readFile(dir_ / "log"), "a\nb\n");
-    ASSERT_TRUE(appendToFile("/dev/null", "x"));
-    EXPECT_TRUE(fs::is_character_file(fs::symlink_status("/dev/null")));
+    const fs::path null = nullDevice(dir_);
+    ASSERT_TRUE(appendToFile(null, "x"));
+    EXPECT_TRUE(fs::is_character_file(null));
 }
 
 } // namespace
