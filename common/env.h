@@ -7,6 +7,8 @@
 // (tests/runtime/build.sh), and the runtime reads its variables through this header.
 #pragma once
 
+#include "common/place.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -300,6 +302,130 @@ inline std::optional<std::string_view> readChoice(const char* name,
 inline std::optional<std::string> readText(const char* name) {
     const char* v = value(name);
     return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// ---- MEMPLACE itself: read by the runtime and by the Placer -------------------------------
+
+struct ForceEntry {
+    std::string kernel; ///< empty: any kernel
+    std::string array;
+    Place place = Place::Global;
+};
+
+struct EnvConfig {
+    /// Default: MEMPLACE unset or empty. Auto, Trace: the Placer's modes (the runtime asks the
+    /// installed policy as in Default). Off: no policy, no tracing. Force: the entries below.
+    enum class Mode { Default, Off, Auto, Trace, Sweep, Force } mode = Mode::Default;
+    std::vector<ForceEntry> force;
+    std::vector<std::string> warnings; ///< what was ignored, and why
+};
+
+/// The places a force entry may name, for its warning.
+inline std::string placeNames() {
+    std::string out;
+    for (Place p : kAllPlaces) {
+        if (p == Place::Registers) {
+            continue;
+        }
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += placeName(p);
+    }
+    return out;
+}
+
+/// Parses the value of MEMPLACE (null or empty: Default).
+inline EnvConfig parseMemplaceEnv(const char* value) {
+    EnvConfig cfg;
+    if (value == nullptr) {
+        return cfg;
+    }
+    const std::string_view v = trim(value);
+    if (v.empty()) {
+        return cfg;
+    }
+    if (v == "auto") {
+        cfg.mode = EnvConfig::Mode::Auto;
+        return cfg;
+    }
+    if (v == "off") {
+        cfg.mode = EnvConfig::Mode::Off;
+        return cfg;
+    }
+    if (v == "trace") {
+        cfg.mode = EnvConfig::Mode::Trace;
+        return cfg;
+    }
+    if (v == "sweep") {
+        cfg.mode = EnvConfig::Mode::Sweep;
+        return cfg;
+    }
+    constexpr std::string_view kForce = "force:";
+    if (v.substr(0, kForce.size()) != kForce) {
+        cfg.warnings.push_back(badValue(*find("MEMPLACE"), v));
+        return cfg;
+    }
+    cfg.mode = EnvConfig::Mode::Force;
+    std::string_view rest = v.substr(kForce.size());
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view item = trim(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (item.empty()) {
+            continue;
+        }
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "' has no '=place'; ignored");
+            continue;
+        }
+        const std::string_view lhs = trim(item.substr(0, eq));
+        const std::string_view rhs = trim(item.substr(eq + 1));
+        const std::optional<Place> place = parsePlace(rhs);
+        if (!place || *place == Place::Registers) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "': unknown place '" + std::string(rhs) + "' (one of " +
+                                   placeNames() + "); ignored");
+            continue;
+        }
+        ForceEntry e;
+        const std::size_t dot = lhs.rfind('.');
+        if (dot == std::string_view::npos) {
+            e.array = std::string(lhs);
+        } else {
+            e.kernel = std::string(trim(lhs.substr(0, dot)));
+            e.array = std::string(trim(lhs.substr(dot + 1)));
+        }
+        if (e.array.empty()) {
+            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
+                                   "' names no array; ignored");
+            continue;
+        }
+        e.place = *place;
+        cfg.force.push_back(std::move(e));
+    }
+    return cfg;
+}
+
+/// The forced place for kernel/array, if an entry names it (a kernel-qualified entry wins over
+/// an unqualified one).
+inline std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries,
+                                        std::string_view kernel, std::string_view array) {
+    std::optional<Place> any;
+    for (const ForceEntry& e : entries) {
+        if (e.array != array) {
+            continue;
+        }
+        if (e.kernel == kernel) {
+            return e.place;
+        }
+        if (e.kernel.empty() || e.kernel == "*") {
+            any = e.place;
+        }
+    }
+    return any;
 }
 
 } // namespace memplace::env

@@ -8,7 +8,6 @@
 #include "model/occupancy.h"
 #include "placer/cache.h"
 #include "placer/device_spec.h"
-#include "runtime/src/env.h"
 #include "trace/trace_io.h"
 
 #include <nlohmann/json.hpp>
@@ -90,14 +89,14 @@ int fastestMeasured(const std::vector<double>& originalMs,
 Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     Options o;
     std::vector<std::string> w;
-    const detail::EnvConfig memplace = detail::parseMemplaceEnv(std::getenv("MEMPLACE"));
+    const env::EnvConfig memplace = env::parseMemplaceEnv(std::getenv("MEMPLACE"));
     // The runtime reports its own parse warnings; here only the mode matters.
     switch (memplace.mode) {
-    case detail::EnvConfig::Mode::Off:
-    case detail::EnvConfig::Mode::Force:
+    case env::EnvConfig::Mode::Off:
+    case env::EnvConfig::Mode::Force:
         o.mode = Mode::Off;
         break;
-    case detail::EnvConfig::Mode::Trace:
+    case env::EnvConfig::Mode::Trace:
         o.mode = Mode::Trace;
         break;
     default:

@@ -6,7 +6,6 @@
 #include "model/analysis.h"
 #include "placer/convert.h"
 #include "placer/device_spec.h"
-#include "runtime/src/env.h"
 #include "search/search.h"
 
 #include <nlohmann/json.hpp>
@@ -102,9 +101,9 @@ SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
 Placement parsePlacementList(const std::string& list, const std::string& kernel,
                              const std::vector<std::string>& arrays, const Placement& base) {
     Placement p = base.size() == arrays.size() ? base : Placement(arrays.size(), Place::Global);
-    const detail::EnvConfig cfg = detail::parseMemplaceEnv(("force:" + list).c_str());
+    const env::EnvConfig cfg = env::parseMemplaceEnv(("force:" + list).c_str());
     for (std::size_t i = 0; i < arrays.size(); ++i) {
-        if (auto f = detail::forcedPlace(cfg.force, kernel, arrays[i])) {
+        if (auto f = env::forcedPlace(cfg.force, kernel, arrays[i])) {
             p[i] = *f;
         }
     }
