@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <fstream>
+#include <pthread.h>
 #include <random>
+#include <signal.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,7 +123,7 @@ Expected<bool> writeThrough(const fs::path& path, std::string_view content, int 
 
 /// True when a link in the chain from `link` points into /proc (/dev/stdout ->
 /// /proc/self/fd/1): the file behind it is one the process holds open, which a rename would
-/// swap away from under it, so such a path is written through.
+/// swap away from under it (and truncating would lose what the program wrote there).
 bool linksIntoProc(fs::path link) {
     for (int hops = 0; hops < 40; ++hops) {
         std::error_code ec;
@@ -215,7 +215,9 @@ Expected<bool> writePath(const fs::path& path, std::string_view content, Overwri
                                     notWritable(target.st_mode)));
         }
         if (linksIntoProc(path)) {
-            return writeThrough(path, content, O_TRUNC);
+            // The process's own stdout or stderr redirected to a file: appended to, after what
+            // the program wrote there, as a shell's >> would.
+            return writeThrough(path, content, O_APPEND);
         }
         if (overwrite == Overwrite::No) {
             return fail(

@@ -20,7 +20,8 @@ enum class Overwrite { No, Yes };
 ///  - a regular file (or none yet): through a temporary file in the same folder and a rename
 ///    (opened and truncated instead when the folder is not writable); with Overwrite::No an
 ///    existing file is an error;
-///  - a symbolic link: the file it names, by these same rules (the link stays a link);
+///  - a symbolic link: the file it names, by these same rules (the link stays a link); a link
+///    into /proc (/dev/stdout redirected to a file) is appended to, not replaced;
 ///  - a character device or FIFO (/dev/stdout, /dev/null, a pipe): opened and written through,
 ///    whatever `overwrite` says, since nothing is replaced; a FIFO nobody reads is an error,
 ///    not a hang;

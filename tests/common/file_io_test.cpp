@@ -158,6 +158,21 @@ TEST_F(FileIo, ACharacterDeviceStaysADevice) {
     EXPECT_TRUE(fs::is_character_file(null));
 }
 
+TEST_F(FileIo, StdoutRedirectedToAFileIsAppendedTo) {
+    // /dev/stdout -> /proc/self/fd/1 -> the file the shell redirected it to: a rename would swap
+    // the file away from under the program, a truncation would lose what it printed.
+    const auto out = dir_ / "out.txt";
+    ASSERT_TRUE(writeFileAtomic(out, "the program's output\n"));
+    const int fd = ::open(out.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    const auto link = dir_ / "stdout";
+    fs::create_symlink("/proc/self/fd/" + std::to_string(fd), link);
+    ASSERT_TRUE(writeFileAtomic(link, "the report\n", Overwrite::Yes));
+    ::close(fd);
+    EXPECT_EQ(*readFile(out), "the program's output\nthe report\n");
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+}
+
 TEST_F(FileIo, ADirectoryIsRefusedWithItsReason) {
     fs::create_directories(dir_ / "sub");
     auto w = writeFileAtomic(dir_ / "sub", "x", Overwrite::Yes);
