@@ -191,7 +191,8 @@ Expected<bool> replaceRegular(const fs::path& path, std::string_view content, Ov
     return true;
 }
 
-Expected<bool> writePath(const fs::path& path, std::string_view content, Overwrite overwrite) {
+Expected<bool> writePath(const fs::path& path, std::string_view content, Overwrite overwrite,
+                         int hops = 0) {
     struct stat st{};
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno != ENOENT) {
@@ -204,8 +205,14 @@ Expected<bool> writePath(const fs::path& path, std::string_view content, Overwri
         if (::stat(path.c_str(), &target) != 0) {
             const int err = errno;
             std::error_code ec;
+            fs::path to = fs::read_symlink(path, ec);
+            if (err == ENOENT && !ec && hops < 40) {
+                // A link to a file not made yet: the file is made where the link points.
+                return writePath(to.is_relative() ? path.parent_path() / to : to, content,
+                                 overwrite, hops + 1);
+            }
             return fail(fmt::format("{}: a symbolic link to {}: {}; not written", path.string(),
-                                    fs::read_symlink(path, ec).string(), std::strerror(err)));
+                                    to.string(), std::strerror(err)));
         }
         if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode)) {
             return writeThrough(path, content, 0);

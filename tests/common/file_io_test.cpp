@@ -81,13 +81,23 @@ TEST_F(FileIo, WritesThroughASymlinkAndKeepsTheLink) {
     EXPECT_EQ(*readFile(target), "new");
 }
 
-TEST_F(FileIo, RefusesADanglingSymlink) {
+TEST_F(FileIo, ALinkToAFileNotMadeYetMakesIt) {
     const auto link = dir_ / "report.json";
-    fs::create_symlink(dir_ / "missing" / "x.json", link);
-    auto w = writeFileAtomic(link, "x", Overwrite::Yes);
-    ASSERT_FALSE(w);
-    EXPECT_NE(w.message().find("symbolic link"), std::string::npos) << w.message();
+    fs::create_symlink("real.json", link); // relative: to the link's folder
+    ASSERT_TRUE(writeFileAtomic(link, "x", Overwrite::Yes));
     EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+    EXPECT_EQ(*readFile(dir_ / "real.json"), "x");
+    // Into a folder that is not there: an error naming it, the link untouched.
+    const auto nowhere = dir_ / "nowhere.json";
+    fs::create_symlink(dir_ / "missing" / "x.json", nowhere);
+    auto w = writeFileAtomic(nowhere, "x", Overwrite::Yes);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.message().find("missing"), std::string::npos) << w.message();
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(nowhere)));
+    // A loop: an error, not a hang.
+    fs::create_symlink(dir_ / "b", dir_ / "a");
+    fs::create_symlink(dir_ / "a", dir_ / "b");
+    EXPECT_FALSE(writeFileAtomic(dir_ / "a", "x", Overwrite::Yes));
 }
 
 TEST_F(FileIo, WritesThroughAFifoToItsReader) {

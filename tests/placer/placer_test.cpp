@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread>
 
 extern "C" int memplace_placer_autoinstall;
@@ -458,6 +460,37 @@ TEST_F(PlacerTest, DecisionsPersistAndACorruptCacheIsIgnored) {
         EXPECT_NE(report.find("\xef\xbf\xbd"), std::string::npos); // U+FFFD
         uninstall();                                               // writes the report
         EXPECT_NO_THROW((void)nlohmann::json::parse(std::ifstream(o.reportPath)));
+    }
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, TheReportGoesThroughLinksAndDevicesWithoutReplacingThem) {
+    // MEMPLACE_REPORT naming a symbolic link or a device: the atomic write used to rename its
+    // temporary file over either (a device node became a regular file).
+    const fs::path dir = tempDir("report-paths");
+    const fs::path real = dir / "real.json";
+    const fs::path link = dir / "report.json";
+    fs::create_symlink(real, link);
+    fs::path device = dir / "null";
+    if (::mknod(device.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
+        device.clear(); // not root: the link case only
+    }
+    for (const fs::path& path : {link, device}) {
+        if (path.empty()) {
+            continue;
+        }
+        Options o = testOptions();
+        o.reportPath = path.string();
+        install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        uninstall(); // writes the report
+    }
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+    EXPECT_EQ(nlohmann::json::parse(std::ifstream(real))["kernels"].size(), 1u);
+    if (!device.empty()) {
+        EXPECT_TRUE(fs::is_character_file(fs::symlink_status(device)));
     }
     fs::remove_all(dir);
 }
