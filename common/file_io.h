@@ -20,12 +20,12 @@ enum class Overwrite { No, Yes };
 ///  - a regular file (or none yet): through a temporary file in the same folder and a rename
 ///    (opened and truncated instead when the folder is not writable); with Overwrite::No an
 ///    existing file is an error;
-///  - a symbolic link: the file it names, by these same rules (the link stays a link); a link
-///    into /proc (/dev/stdout redirected to a file) is appended to, not replaced;
+///  - a symbolic link: the file it names (made when missing), by these same rules; the link
+///    stays a link; a link into /proc (/dev/stdout redirected to a file) is appended to;
 ///  - a character device or FIFO (/dev/stdout, /dev/null, a pipe): opened and written through,
 ///    whatever `overwrite` says, since nothing is replaced; a FIFO nobody reads is an error,
 ///    not a hang;
-///  - a directory, socket, block device or dangling link: an error naming the path.
+///  - a directory, socket or block device, a link loop: an error naming the path.
 Expected<bool> writeFileAtomic(const std::filesystem::path& path, std::string_view content,
                                Overwrite overwrite = Overwrite::No);
 
