@@ -1,7 +1,8 @@
 // memplace place TRACE --spec NAME|FILE [--search exhaustive|bnb|greedy|rules] [--top K] [--json]
-//                [--evaluate PLACEMENT]...
+//                [--evaluate PLACEMENT]... [--time-limit S]
 #include "cli/command.h"
 #include "cli/table.h"
+#include "common/json.h"
 #include "model/analysis.h"
 #include "model/model.h"
 #include "model/report.h"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 
 namespace memplace::cli {
@@ -32,6 +34,9 @@ struct PlaceOptions {
     double sample = 1.0;
     std::string format;
     std::vector<std::string> evaluate; ///< placements to predict besides the search's
+    /// Branch-and-bound stops after this many seconds with the best placement found, reported as
+    /// not proven optimal (0: no limit): 20 alike arrays take minutes to prove.
+    double timeLimit = 5;
 };
 
 std::string cyclesText(double c) {
@@ -145,6 +150,11 @@ int runPlace(const PlaceOptions& o) {
         std::cerr << "error: bad --search, --cache, --paths or --bound value\n";
         return kExitBadInput;
     }
+    if (!std::isfinite(o.timeLimit) || o.timeLimit < 0) {
+        std::cerr << fmt::format("error: --time-limit {}: not a number of seconds >= 0 (0: none)\n",
+                                 o.timeLimit);
+        return kExitBadInput;
+    }
     auto s = spec::loadSpec(o.spec);
     if (!s) {
         printDiagnostics(s.diagnostics());
@@ -171,6 +181,7 @@ int runPlace(const PlaceOptions& o) {
     search::SearchOptions so;
     so.algorithm = *algorithm;
     so.topK = std::max<size_t>(1, o.top);
+    so.timeLimitSeconds = o.timeLimit;
     auto r = search::search(m, so);
     if (!r) {
         printDiagnostics(r.diagnostics());
@@ -190,6 +201,8 @@ int runPlace(const PlaceOptions& o) {
         evaluated.emplace_back(*p, m.predict(*p));
     }
 
+    // Branch-and-bound that hit its time or node limit: the answer is the best found.
+    const bool stoppedEarly = r->algorithm == search::Algorithm::BranchAndBound && !r->exact;
     if (o.json) {
         json out;
         out["kernel"] = m.stats().kernel;
@@ -233,6 +246,8 @@ int runPlace(const PlaceOptions& o) {
                          {"nodes", r->nodes},
                          {"seconds", r->seconds},
                          {"exact", r->exact},
+                         {"proven_optimal", r->exact},
+                         {"time_limit_seconds", o.timeLimit},
                          {"space", search::spaceSize(m)},
                          {"notes", r->notes}};
         out["model"] = {{"cache_policy", std::string(model::cachePolicyName(mo.cache))},
@@ -240,17 +255,18 @@ int runPlace(const PlaceOptions& o) {
                         {"bound", m.memoryBound() ? "memory" : "compute"},
                         {"analysis_seconds", analysisSeconds}};
         out["analysis"] = model::statsJson(m.stats(), false);
-        std::cout << out.dump(2) << "\n";
+        std::cout << dumpJson(out, 2) << "\n";
         return kExitSuccess;
     }
 
     if (o.brief) {
         std::cout << fmt::format(
-            "{} {} {}: {} {}\n", m.stats().kernel, search::algorithmName(r->algorithm),
+            "{} {} {}: {} {}{}\n", m.stats().kernel, search::algorithmName(r->algorithm),
             timeText(best.seconds), placementText(m, r->best.placement),
             original.feasible ? fmt::format("({:.2f}x the original)",
                                             best.cycles > 0 ? original.cycles / best.cycles : 1.0)
-                              : "");
+                              : "",
+            stoppedEarly ? " (not proven optimal)" : "");
         return kExitSuccess;
     }
     const auto& st2 = m.stats();
@@ -324,7 +340,8 @@ int runPlace(const PlaceOptions& o) {
     std::cout << fmt::format(
         "\nsearch: {}{}, {} placements evaluated{}, {:.3g} ms; analysis "
         "{:.3g} ms\n",
-        search::algorithmName(r->algorithm), r->exact ? " (exact)" : "", r->evaluated,
+        search::algorithmName(r->algorithm),
+        r->exact ? " (exact)" : (stoppedEarly ? " (not proven optimal)" : ""), r->evaluated,
         r->nodes > 0 ? fmt::format(", {} partial placements bounded", r->nodes) : "",
         r->seconds * 1e3, analysisSeconds * 1e3);
     for (const auto& n : r->notes) {
@@ -357,6 +374,9 @@ static void addPlaceCommands(CLI::App& app, CommandContext& ctx) {
                     "not named are global) with its per-memory counters; repeatable")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--time-limit", o->timeLimit,
+                    "Seconds branch-and-bound may search before it answers with the best "
+                    "placement found, reported as not proven optimal (default 5; 0: no limit)");
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->add_flag("--brief", o->brief, "Print one line: the placement and its predicted time");
     cmd->callback([&ctx, o] { ctx.exitCode = runPlace(*o); });

@@ -2,6 +2,7 @@
 #include "cli/command.h"
 #include "cli/table.h"
 #include "common/file_io.h"
+#include "common/json.h"
 #include "probe/probe.h"
 #include "probe/runner.h"
 #include "spec/spec.h"
@@ -163,7 +164,7 @@ int runProbe(const ProbeOptions& o) {
             }
             j["comparison"] = {{"reference", o.compare}, {"differences", d}};
         }
-        std::cout << j.dump(2) << "\n";
+        std::cout << dumpJson(j, 2) << "\n";
         return kExitSuccess;
     }
     // Without -o the spec goes to stdout and the summary to stderr.

@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "cli/table.h"
 #include "common/file_io.h"
+#include "common/json.h"
 #include "rewrite/rewrite.h"
 
 #include <fmt/format.h>
@@ -112,7 +113,7 @@ int runRewrite(const RewriteOptionsCli& o) {
                                                : std::optional<Place>{};
                     if (!p || *p == Place::Registers) {
                         std::cerr << fmt::format("error: {}: {}.{}: unknown place {}\n",
-                                                 o.compileFile, kernel, array, place.dump());
+                                                 o.compileFile, kernel, array, dumpJson(place));
                         return kExitBadInput;
                     }
                     x.places.emplace_back(array, *p);
@@ -150,7 +151,7 @@ int runRewrite(const RewriteOptionsCli& o) {
     }
     printDiagnostics(result->warnings);
     if (o.json) {
-        std::cout << rewrite::toJson(*result, out.string()).dump(2) << '\n';
+        std::cout << dumpJson(rewrite::toJson(*result, out.string()), 2) << '\n';
     } else {
         std::cout << humanSummary(*result, out.string());
     }

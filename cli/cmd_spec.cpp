@@ -2,6 +2,7 @@
 #include "cli/command.h"
 #include "cli/table.h"
 #include "common/file_io.h"
+#include "common/json.h"
 #include "spec/spec.h"
 #include "spec/spec_json.h"
 
@@ -50,7 +51,7 @@ int runList(bool asJson) {
         table.add(
             {name, s->processor.name, s->processor.arch, std::to_string(s->processor.sms), l2Size});
     }
-    std::cout << (asJson ? out.dump(2) + "\n" : table.format());
+    std::cout << (asJson ? dumpJson(out, 2) + "\n" : table.format());
     return kExitSuccess;
 }
 
@@ -107,7 +108,7 @@ int runShow(const std::string& nameOrPath, bool asJson, bool asMsl) {
         return kExitBadInput;
     }
     if (asJson) {
-        std::cout << spec::toJson(*s).dump(2) << "\n";
+        std::cout << dumpJson(spec::toJson(*s), 2) << "\n";
     } else if (asMsl) {
         std::cout << spec::printSpec(*s);
     } else {
@@ -150,7 +151,7 @@ int runCheck(const std::vector<std::string>& files, bool asJson) {
         out.push_back(std::move(entry));
     }
     if (asJson) {
-        std::cout << out.dump(2) << "\n";
+        std::cout << dumpJson(out, 2) << "\n";
     }
     return exitCode;
 }
@@ -235,7 +236,7 @@ int runEval(const std::string& nameOrPath, const std::vector<std::string>& patte
             table.add({pattern, m.name, cond, std::to_string(n)});
         }
     }
-    std::cout << (asJson ? out.dump(2) + "\n" : table.format());
+    std::cout << (asJson ? dumpJson(out, 2) + "\n" : table.format());
     return kExitSuccess;
 }
 

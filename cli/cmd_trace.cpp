@@ -1,6 +1,7 @@
 // memplace trace info | convert | synth
 #include "cli/command.h"
 #include "cli/table.h"
+#include "common/json.h"
 #include "model/analysis.h"
 #include "model/report.h"
 #include "spec/spec.h"
@@ -49,7 +50,7 @@ void printWritten(const TraceOptions& o, const trace::Trace& t, trace::TraceForm
                           {"records", t.records().size()},
                           {"lanes", t.laneCount()},
                           {"form", std::string(trace::traceFormatName(form))}};
-        std::cout << out.dump(2) << "\n";
+        std::cout << dumpJson(out, 2) << "\n";
         return;
     }
     std::cout << fmt::format("{}: {} records, {} lanes, {} form\n", o.output, t.records().size(),
@@ -117,7 +118,7 @@ int runInfo(const TraceOptions& o) {
         if (st) {
             out["analysis"] = model::statsJson(*st, true);
         }
-        std::cout << out.dump(2) << "\n";
+        std::cout << dumpJson(out, 2) << "\n";
         return kExitSuccess;
     }
     std::cout << fmt::format("kernel {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks traced, "
@@ -189,7 +190,7 @@ int runSynth(const TraceOptions& o) {
             for (const auto& k : kernels) {
                 list.push_back({{"name", k.name}, {"description", k.description}});
             }
-            std::cout << list.dump(2) << "\n";
+            std::cout << dumpJson(list, 2) << "\n";
         } else {
             for (const auto& k : kernels) {
                 std::cout << fmt::format("{:14} {}\n", k.name, k.description);

@@ -1,5 +1,7 @@
 #include "kernelinfo/kernel_info_json.h"
 
+#include "common/json.h"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -643,7 +645,7 @@ std::string inlineJson(const ojson& j) {
         std::string out = "{";
         bool first = true;
         for (const auto& [key, value] : j.items()) {
-            out += (first ? "" : ", ") + ojson(key).dump() + ": " + inlineJson(value);
+            out += (first ? "" : ", ") + dumpJson(ojson(key)) + ": " + inlineJson(value);
             first = false;
         }
         return out + "}";
@@ -657,7 +659,7 @@ std::string inlineJson(const ojson& j) {
         }
         return out + "]";
     }
-    return j.dump();
+    return dumpJson(j);
 }
 
 void formatValue(const ojson& j, size_t indent, size_t width, std::string& out) {
@@ -673,7 +675,7 @@ void formatValue(const ojson& j, size_t indent, size_t width, std::string& out) 
         for (const auto& [key, value] : j.items()) {
             out += first ? "" : ",\n";
             first = false;
-            out += pad + ojson(key).dump() + ": ";
+            out += pad + dumpJson(ojson(key)) + ": ";
             formatValue(value, indent + 2, width, out);
         }
         out += "\n" + std::string(indent, ' ') + "}";

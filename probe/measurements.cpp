@@ -1,5 +1,7 @@
 #include "probe/measurements.h"
 
+#include "common/json.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -60,7 +62,7 @@ Expected<Measurements> parseMeasurements(std::string_view text, std::string_view
     if (j.contains("error")) {
         return fail(fmt::format("{}: {}", source,
                                 j["error"].is_string() ? j["error"].get<std::string>()
-                                                       : j["error"].dump()));
+                                                       : dumpJson(j["error"])));
     }
     if (j.value("schema", "") != "memplace-probe-measurements") {
         return fail(fmt::format("{}: not memplace-probe measurements (schema '{}')", source,

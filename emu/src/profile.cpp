@@ -1,5 +1,7 @@
 // Active profiling: options, statistics, the stopping rule, warp records from lanes, and
 // extrapolation. The runs themselves are in scheduler.cpp (activeProfile), which owns blocks.
+#include "common/env.h"
+#include "common/file_io.h"
 #include "profile_impl.h"
 
 #include <algorithm>
@@ -35,15 +37,12 @@ void writeReport() {
     }
     if (path.empty())
         return;
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) {
-        std::fprintf(stderr, "memplace emu: MEMPLACE_PROFILE_REPORT: cannot write %s\n",
-                     path.c_str());
-        return;
-    }
+    std::string text;
     for (const ProfileStats& s : h)
-        std::fprintf(f, "%s\n", s.toJson().c_str());
-    std::fclose(f);
+        text += s.toJson() + "\n";
+    // Through the one writer: a device or FIFO is written through, a file replaced atomically.
+    if (auto w = writeFileAtomic(path, text, Overwrite::Yes); !w)
+        std::fprintf(stderr, "memplace emu: MEMPLACE_PROFILE_REPORT: %s", w.message().c_str());
 }
 
 std::string escape(const std::string& s) {
@@ -65,40 +64,15 @@ std::string escape(const std::string& s) {
 
 ProfileOptions ProfileOptions::fromEnvironment() {
     ProfileOptions o;
-    auto warn = [](const char* var, const char* v, const char* what) {
-        std::fprintf(stderr, "memplace emu: %s=%s: %s; ignored\n", var, v, what);
-    };
-    if (const char* v = std::getenv("MEMPLACE_PROFILE"); v != nullptr && *v != '\0') {
-        const std::string s(v);
-        if (s == "active")
-            o.mode = ProfileMode::Active;
-        else if (s == "full")
-            o.mode = ProfileMode::Full;
-        else
-            warn("MEMPLACE_PROFILE", v, "expected full or active");
-    }
-    if (const char* v = std::getenv("MEMPLACE_PROFILE_TOLERANCE"); v != nullptr && *v != '\0') {
-        char* end = nullptr;
-        const double d = std::strtod(v, &end);
-        if (end != v && *end == '\0' && d >= 0 && d < 1)
-            o.tolerance = d;
-        else
-            warn("MEMPLACE_PROFILE_TOLERANCE", v, "expected a number in [0, 1)");
-    }
-    auto uint = [&](const char* var, unsigned& out, unsigned lo) {
-        if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
-            char* end = nullptr;
-            const long n = std::strtol(v, &end, 10);
-            if (end != v && *end == '\0' && n >= static_cast<long>(lo) && n <= 1000000)
-                out = static_cast<unsigned>(n);
-            else
-                warn(var, v, "expected a whole number in range");
-        }
-    };
-    uint("MEMPLACE_PROFILE_MIN_UNITS", o.minUnits, 3);
-    uint("MEMPLACE_PROFILE_LOOPS", o.loopIterations, 0);
-    if (const char* v = std::getenv("MEMPLACE_PROFILE_REPORT"); v != nullptr)
-        o.reportPath = v;
+    std::vector<std::string> warnings;
+    if (auto m = env::readChoice("MEMPLACE_PROFILE", {"full", "active"}, warnings))
+        o.mode = *m == "active" ? ProfileMode::Active : ProfileMode::Full;
+    env::readNumber("MEMPLACE_PROFILE_TOLERANCE", o.tolerance, warnings);
+    env::readNumber("MEMPLACE_PROFILE_MIN_UNITS", o.minUnits, warnings);
+    env::readNumber("MEMPLACE_PROFILE_LOOPS", o.loopIterations, warnings);
+    o.reportPath = env::readText("MEMPLACE_PROFILE_REPORT").value_or(o.reportPath);
+    for (const std::string& w : warnings)
+        std::fprintf(stderr, "memplace emu: %s\n", w.c_str());
     return o;
 }
 

@@ -2,6 +2,7 @@
 // collectives and warp rendezvous suspend the fiber until their partners arrive. Blocks run
 // one after another on the launching thread, or on a pool of OS threads. docs/emulation.md
 // explains the rules; the comments here say how they are implemented.
+#include "common/env.h"
 #include "profile_impl.h"
 #include "state.h"
 
@@ -54,24 +55,20 @@ struct Settings {
     std::atomic<std::size_t> stackBytes{128 * 1024};
     std::atomic<double> spinTimeoutSeconds{10.0};
     Settings() {
-        if (const char* v = std::getenv("MEMPLACE_EMU_THREADS"); v != nullptr && *v != '\0') {
-            long n = std::strtol(v, nullptr, 10);
-            if (n == 0)
-                n = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
-            workers = static_cast<unsigned>(std::clamp(n, 1L, 1024L));
-        }
-        if (const char* v = std::getenv("MEMPLACE_EMU_FATAL"); v != nullptr && *v != '\0') {
-            fatal = !(v[0] == '0' || v[0] == 'n' || v[0] == 'N' || v[0] == 'f' || v[0] == 'F');
-        }
-        if (const char* v = std::getenv("MEMPLACE_EMU_STACK_KB"); v != nullptr && *v != '\0') {
-            long kb = std::strtol(v, nullptr, 10);
-            if (kb >= 16)
-                stackBytes = static_cast<std::size_t>(kb) * 1024;
-        }
-        if (const char* v = std::getenv("MEMPLACE_EMU_SPIN_TIMEOUT_S");
-            v != nullptr && *v != '\0') {
-            spinTimeoutSeconds = std::max(0.01, std::strtod(v, nullptr));
-        }
+        std::vector<std::string> warnings;
+        unsigned threads = workers;
+        if (env::readNumber("MEMPLACE_EMU_THREADS", threads, warnings) && threads == 0)
+            threads = std::max(1u, std::thread::hardware_concurrency());
+        workers = threads;
+        fatal = env::readSwitch("MEMPLACE_EMU_FATAL", fatal, warnings);
+        std::size_t kb = stackBytes / 1024;
+        env::readNumber("MEMPLACE_EMU_STACK_KB", kb, warnings);
+        stackBytes = kb * 1024;
+        double spin = spinTimeoutSeconds;
+        env::readNumber("MEMPLACE_EMU_SPIN_TIMEOUT_S", spin, warnings);
+        spinTimeoutSeconds = spin;
+        for (const std::string& w : warnings)
+            std::fprintf(stderr, "memplace emu: %s\n", w.c_str());
     }
 };
 Settings& settings() {

@@ -4,9 +4,9 @@
 // objects that resolve an undefined symbol, so the library's link interface adds
 // `-Wl,--undefined=memplace_placer_autoinstall` (CMake does it for targets linking
 // memplace_placer / memplace_placer_emu; by hand, pass that flag or link this object itself).
+#include "common/env.h"
 #include "placer/placer.h"
 #include "placer/sweep.h"
-#include "runtime/src/env.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,8 +28,8 @@ struct AutoInstall {
                 std::fprintf(stderr, "memplace placer: %s\n", w.c_str());
             }
         }
-        const bool sweep = memplace::detail::parseMemplaceEnv(std::getenv("MEMPLACE")).mode ==
-                           memplace::detail::EnvConfig::Mode::Sweep;
+        const bool sweep = memplace::env::parseMemplaceEnv(std::getenv("MEMPLACE")).mode ==
+                           memplace::env::EnvConfig::Mode::Sweep;
         if (o.mode != Mode::Off && !installed()) {
             if (sweep) {
                 // The evaluation's sweep (placer/sweep.h) around the Placer.

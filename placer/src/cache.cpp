@@ -1,6 +1,7 @@
 #include "placer/cache.h"
 
 #include "common/file_io.h"
+#include "common/json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -75,7 +76,7 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
             return std::string("corrupt (not a memplace placer cache)");
         }
         if (j.at("version").get<int>() != kVersion) {
-            return "stale (version " + j.at("version").dump() + ", this program writes " +
+            return "stale (version " + dumpJson(j.at("version")) + ", this program writes " +
                    std::to_string(kVersion) + ")";
         }
         const auto& b = j.at("binary");
@@ -102,7 +103,7 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
             for (const auto& p : e.at("placement")) {
                 const auto place = parsePlace(p.get<std::string>());
                 if (!place) {
-                    return "corrupt (unknown place " + p.dump() + ")";
+                    return "corrupt (unknown place " + dumpJson(p) + ")";
                 }
                 d.placement.push_back(*place);
             }
@@ -116,7 +117,7 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
                 for (const auto& p : e.at("jit_placement")) {
                     const auto place = parsePlace(p.get<std::string>());
                     if (!place) {
-                        return "corrupt (unknown place " + p.dump() + ")";
+                        return "corrupt (unknown place " + dumpJson(p) + ")";
                     }
                     d.jitPlacement.push_back(*place);
                 }
@@ -206,7 +207,7 @@ std::string DecisionCache::serialise() const {
         }
     }
     j["decisions"] = std::move(ds);
-    return j.dump(1) + "\n";
+    return dumpJson(j, 1) + "\n";
 }
 
 std::optional<std::string> DecisionCache::store(const CachedDecision& d) {

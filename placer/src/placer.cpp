@@ -1,12 +1,13 @@
 #include "placer/placer.h"
 
+#include "common/env.h"
 #include "common/file_io.h"
+#include "common/json.h"
 #include "model/analysis.h"
 #include "model/model.h"
 #include "model/occupancy.h"
 #include "placer/cache.h"
 #include "placer/device_spec.h"
-#include "runtime/src/env.h"
 #include "trace/trace_io.h"
 
 #include <nlohmann/json.hpp>
@@ -52,11 +53,6 @@ std::string placementText(const std::vector<std::string>& names, const Placement
     return s;
 }
 
-const char* getenvNonEmpty(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? v : nullptr;
-}
-
 } // namespace
 
 std::string_view modeName(Mode m) {
@@ -93,69 +89,43 @@ int fastestMeasured(const std::vector<double>& originalMs,
 Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     Options o;
     std::vector<std::string> w;
-    const detail::EnvConfig env = detail::parseMemplaceEnv(std::getenv("MEMPLACE"));
+    const env::EnvConfig memplace = env::parseMemplaceEnv(std::getenv("MEMPLACE"));
     // The runtime reports its own parse warnings; here only the mode matters.
-    switch (env.mode) {
-    case detail::EnvConfig::Mode::Off:
-    case detail::EnvConfig::Mode::Force:
+    switch (memplace.mode) {
+    case env::EnvConfig::Mode::Off:
+    case env::EnvConfig::Mode::Force:
         o.mode = Mode::Off;
         break;
-    case detail::EnvConfig::Mode::Trace:
+    case env::EnvConfig::Mode::Trace:
         o.mode = Mode::Trace;
         break;
     default:
         o.mode = Mode::Auto;
         break;
     }
-    if (const char* v = getenvNonEmpty("MEMPLACE_SPEC")) {
-        o.spec = v;
-    }
+    o.spec = env::readText("MEMPLACE_SPEC").value_or(o.spec);
     o.specDir = defaultSpecDir();
-    if (const char* v = getenvNonEmpty("MEMPLACE_CACHE")) {
-        o.cacheDir = v;
-    }
-    if (const char* v = getenvNonEmpty("MEMPLACE_REPORT")) {
-        o.reportPath = v;
-    }
-    if (const char* v = getenvNonEmpty("MEMPLACE_TRACE_DIR")) {
-        o.traceDir = v;
-    }
-    o.timeKernels = detail::parseSwitchEnv("MEMPLACE_TIME", std::getenv("MEMPLACE_TIME"), w);
+    o.cacheDir = env::readText("MEMPLACE_CACHE").value_or(o.cacheDir);
+    o.reportPath = env::readText("MEMPLACE_REPORT").value_or(o.reportPath);
+    o.traceDir = env::readText("MEMPLACE_TRACE_DIR").value_or(o.traceDir);
+    o.timeKernels = env::readSwitch("MEMPLACE_TIME", o.timeKernels, w);
 #if !defined(MEMPLACE_EMU)
-    if (std::getenv("MEMPLACE_VERIFY") != nullptr) {
-        o.verify = detail::parseSwitchEnv("MEMPLACE_VERIFY", std::getenv("MEMPLACE_VERIFY"), w);
-    }
+    o.verify = env::readSwitch("MEMPLACE_VERIFY", o.verify, w);
 #endif
-    o.quiet = detail::parseSwitchEnv("MEMPLACE_QUIET", std::getenv("MEMPLACE_QUIET"), w);
-    auto number = [&](const char* name, auto& field, double lo, double hi) {
-        const char* v = getenvNonEmpty(name);
-        if (v == nullptr) {
-            return;
-        }
-        char* end = nullptr;
-        const double x = std::strtod(v, &end);
-        if (end == v || *end != '\0' || x < lo || x > hi) {
-            w.push_back(std::string(name) + "='" + v + "' is not a number in [" +
-                        std::to_string(static_cast<long long>(lo)) + ", " +
-                        std::to_string(static_cast<long long>(hi)) + "]; ignored");
-            return;
-        }
-        field = static_cast<std::remove_reference_t<decltype(field)>>(x);
-    };
-    number("MEMPLACE_TRACE_SMS", o.sampling.sms, 1, 1024);
-    number("MEMPLACE_TRACE_BLOCKS", o.sampling.blocksPerSm, 1, 1 << 20);
-    number("MEMPLACE_TRACE_WAVES", o.sampling.waves, 1, 1024);
-    number("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, 1, 1 << 26);
-    number("MEMPLACE_SEARCH_MS", o.searchMs, 1, 3600000);
-    number("MEMPLACE_TUNE", o.tuneCandidates, 0, 16);
-    number("MEMPLACE_TUNE_EXPLORE", o.tuneExplore, 0, 8);
-    number("MEMPLACE_TIMING_SPIN_US", o.timingSpinUs, 0, 100000);
-    if (const char* v = getenvNonEmpty("MEMPLACE_SEARCH")) {
+    o.quiet = env::readSwitch("MEMPLACE_QUIET", o.quiet, w);
+    env::readNumber("MEMPLACE_TRACE_SMS", o.sampling.sms, w);
+    env::readNumber("MEMPLACE_TRACE_BLOCKS", o.sampling.blocksPerSm, w);
+    env::readNumber("MEMPLACE_TRACE_WAVES", o.sampling.waves, w);
+    env::readNumber("MEMPLACE_TRACE_RECORDS", o.sampling.maxRecords, w);
+    env::readNumber("MEMPLACE_SEARCH_MS", o.searchMs, w);
+    env::readNumber("MEMPLACE_TUNE", o.tuneCandidates, w);
+    env::readNumber("MEMPLACE_TUNE_EXPLORE", o.tuneExplore, w);
+    env::readNumber("MEMPLACE_TIMING_SPIN_US", o.timingSpinUs, w);
+    if (const char* v = env::value("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
         } else {
-            w.push_back(std::string("MEMPLACE_SEARCH='") + v +
-                        "' is not exhaustive, bnb, greedy or rules; using bnb");
+            w.push_back(env::badValue(*env::find("MEMPLACE_SEARCH"), v));
         }
     }
     if (warnings != nullptr) {
@@ -1432,7 +1402,7 @@ std::string Placer::reportJson() const {
                      {"transform", total.transformMs},
                      {"total", total.totalMs()}}}};
     j["warnings"] = m.warnings;
-    return j.dump(2) + "\n";
+    return dumpJson(j, 2) + "\n";
 }
 
 bool Placer::writeReport(const std::string& path, std::string* error) const {

@@ -1,9 +1,11 @@
 #include "placer/sweep.h"
 
+#include "common/env.h"
+#include "common/file_io.h"
+#include "common/json.h"
 #include "model/analysis.h"
 #include "placer/convert.h"
 #include "placer/device_spec.h"
-#include "runtime/src/env.h"
 #include "search/search.h"
 
 #include <nlohmann/json.hpp>
@@ -24,11 +26,6 @@ namespace memplace::placer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-const char* getenvNonEmpty(const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? v : nullptr;
-}
 
 std::string placementText(const std::vector<std::string>& names, const Placement& p) {
     std::string s;
@@ -65,16 +62,10 @@ std::string emplaceCompareModel(std::optional<model::Model>& out, const std::str
 SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
     SweepOptions o;
     std::vector<std::string> w;
-    if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_OUT")) {
-        o.out = v;
-    }
-    if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_ORIGINAL")) {
-        o.original = v;
-    }
-    if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_COMPARE_SPEC")) {
-        o.compareSpec = v;
-    }
-    if (const char* v = getenvNonEmpty("MEMPLACE_SWEEP_KERNELS")) {
+    o.out = env::readText("MEMPLACE_SWEEP_OUT").value_or(o.out);
+    o.original = env::readText("MEMPLACE_SWEEP_ORIGINAL").value_or(o.original);
+    o.compareSpec = env::readText("MEMPLACE_SWEEP_COMPARE_SPEC").value_or(o.compareSpec);
+    if (const char* v = env::value("MEMPLACE_SWEEP_KERNELS")) {
         std::string s = v;
         std::size_t pos = 0;
         while (pos <= s.size()) {
@@ -90,31 +81,14 @@ SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
             pos = c + 1;
         }
     }
-    auto number = [&](const char* name, auto& field, double lo, double hi) {
-        const char* v = getenvNonEmpty(name);
-        if (v == nullptr) {
-            return;
-        }
-        char* end = nullptr;
-        const double x = std::strtod(v, &end);
-        if (end == v || *end != '\0' || x < lo || x > hi) {
-            w.push_back(std::string(name) + "='" + v + "' is not a number in [" +
-                        std::to_string(static_cast<long long>(lo)) + ", " +
-                        std::to_string(static_cast<long long>(hi)) + "]; ignored");
-            return;
-        }
-        field = static_cast<std::remove_reference_t<decltype(field)>>(x);
-    };
-    number("MEMPLACE_SWEEP_MAX", o.maxPlacements, 1, 1e7);
-    number("MEMPLACE_SWEEP_TOP", o.top, 0, 1e4);
-    number("MEMPLACE_SWEEP_BUDGET_MS", o.budgetMs, 0, 1e9);
-    number("MEMPLACE_SWEEP_WARMUP", o.warmup, 0, 1e4);
-    number("MEMPLACE_SWEEP_REPEAT", o.repeat, 1, 1e5);
-    number("MEMPLACE_SWEEP_SPIN_US", o.spinUs, 0, 1e6);
-    number("MEMPLACE_SWEEP_SEED", o.seed, 0, 1e18);
-    o.dynamicBaselines = !(getenvNonEmpty("MEMPLACE_SWEEP_NO_DYNAMIC") != nullptr &&
-                           detail::parseSwitchEnv("MEMPLACE_SWEEP_NO_DYNAMIC",
-                                                  std::getenv("MEMPLACE_SWEEP_NO_DYNAMIC"), w));
+    env::readNumber("MEMPLACE_SWEEP_MAX", o.maxPlacements, w);
+    env::readNumber("MEMPLACE_SWEEP_TOP", o.top, w);
+    env::readNumber("MEMPLACE_SWEEP_BUDGET_MS", o.budgetMs, w);
+    env::readNumber("MEMPLACE_SWEEP_WARMUP", o.warmup, w);
+    env::readNumber("MEMPLACE_SWEEP_REPEAT", o.repeat, w);
+    env::readNumber("MEMPLACE_SWEEP_SPIN_US", o.spinUs, w);
+    env::readNumber("MEMPLACE_SWEEP_SEED", o.seed, w);
+    o.dynamicBaselines = !env::readSwitch("MEMPLACE_SWEEP_NO_DYNAMIC", !o.dynamicBaselines, w);
     if (o.out.empty()) {
         w.emplace_back("MEMPLACE=sweep without MEMPLACE_SWEEP_OUT: results go to stdout");
     }
@@ -127,9 +101,9 @@ SweepOptions SweepOptions::fromEnvironment(std::vector<std::string>* warnings) {
 Placement parsePlacementList(const std::string& list, const std::string& kernel,
                              const std::vector<std::string>& arrays, const Placement& base) {
     Placement p = base.size() == arrays.size() ? base : Placement(arrays.size(), Place::Global);
-    const detail::EnvConfig cfg = detail::parseMemplaceEnv(("force:" + list).c_str());
+    const env::EnvConfig cfg = env::parseMemplaceEnv(("force:" + list).c_str());
     for (std::size_t i = 0; i < arrays.size(); ++i) {
-        if (auto f = detail::forcedPlace(cfg.force, kernel, arrays[i])) {
+        if (auto f = env::forcedPlace(cfg.force, kernel, arrays[i])) {
             p[i] = *f;
         }
     }
@@ -368,15 +342,14 @@ struct SweepPolicy::Impl {
     }
 
     void write(const nlohmann::json& j) {
-        const std::string line = j.dump() + "\n";
+        const std::string line = dumpJson(j) + "\n";
         if (options.out.empty()) {
             std::fputs(line.c_str(), stdout);
             return;
         }
-        std::ofstream f(options.out, std::ios::app);
-        f << line;
-        if (!f && !placer->options().quiet) {
-            std::fprintf(stderr, "memplace sweep: cannot write %s\n", options.out.c_str());
+        auto written = appendToFile(options.out, line);
+        if (!written && !placer->options().quiet) {
+            std::fprintf(stderr, "memplace sweep: %s", written.message().c_str());
         }
     }
 

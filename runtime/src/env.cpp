@@ -8,158 +8,19 @@
 
 namespace memplace::detail {
 
-namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-std::string placeNames() {
-    std::string out;
-    for (Place p : kAllPlaces) {
-        if (p == Place::Registers) {
-            continue;
-        }
-        if (!out.empty()) {
-            out += ", ";
-        }
-        out += placeName(p);
-    }
-    return out;
-}
-
-/// "12MB", "512KB", "4096" -> bytes (1024-based suffixes); nullopt when not a positive size.
-std::optional<std::size_t> parseSize(std::string_view s) {
-    std::size_t unit = 1;
-    for (const auto& [suffix, factor] :
-         {std::pair<std::string_view, std::size_t>{"MB", std::size_t{1} << 20}, {"KB", 1024}}) {
-        if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
-            s.remove_suffix(suffix.size());
-            unit = factor;
-            break;
-        }
-    }
-    std::size_t n = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc{} || end != s.data() + s.size() || n == 0 ||
-        n > std::numeric_limits<std::size_t>::max() / unit) {
-        return std::nullopt;
-    }
-    return n * unit;
-}
-
-} // namespace
-
-EnvConfig parseMemplaceEnv(const char* value) {
-    EnvConfig cfg;
-    if (value == nullptr) {
-        return cfg;
-    }
-    const std::string_view v = trim(value);
-    if (v.empty()) {
-        return cfg;
-    }
-    if (v == "auto") {
-        cfg.mode = EnvConfig::Mode::Auto;
-        return cfg;
-    }
-    if (v == "off") {
-        cfg.mode = EnvConfig::Mode::Off;
-        return cfg;
-    }
-    if (v == "trace") {
-        cfg.mode = EnvConfig::Mode::Trace;
-        return cfg;
-    }
-    if (v == "sweep") {
-        cfg.mode = EnvConfig::Mode::Sweep;
-        return cfg;
-    }
-    constexpr std::string_view kForce = "force:";
-    if (v.substr(0, kForce.size()) != kForce) {
-        cfg.warnings.push_back(
-            "MEMPLACE='" + std::string(v) +
-            "' is not off, auto, trace, sweep or force:<array=place,...>; ignored");
-        return cfg;
-    }
-    cfg.mode = EnvConfig::Mode::Force;
-    std::string_view rest = v.substr(kForce.size());
-    while (!rest.empty()) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view item = trim(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-        if (item.empty()) {
-            continue;
-        }
-        const std::size_t eq = item.find('=');
-        if (eq == std::string_view::npos) {
-            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
-                                   "' has no '=place'; ignored");
-            continue;
-        }
-        const std::string_view lhs = trim(item.substr(0, eq));
-        const std::string_view rhs = trim(item.substr(eq + 1));
-        const std::optional<Place> place = parsePlace(rhs);
-        if (!place || *place == Place::Registers) {
-            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
-                                   "': unknown place '" + std::string(rhs) + "' (one of " +
-                                   placeNames() + "); ignored");
-            continue;
-        }
-        ForceEntry e;
-        const std::size_t dot = lhs.rfind('.');
-        if (dot == std::string_view::npos) {
-            e.array = std::string(lhs);
-        } else {
-            e.kernel = std::string(trim(lhs.substr(0, dot)));
-            e.array = std::string(trim(lhs.substr(dot + 1)));
-        }
-        if (e.array.empty()) {
-            cfg.warnings.push_back("MEMPLACE force entry '" + std::string(item) +
-                                   "' names no array; ignored");
-            continue;
-        }
-        e.place = *place;
-        cfg.force.push_back(std::move(e));
-    }
-    return cfg;
-}
-
-std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries, std::string_view kernel,
-                                 std::string_view array) {
-    std::optional<Place> any;
-    for (const ForceEntry& e : entries) {
-        if (e.array != array) {
-            continue;
-        }
-        if (e.kernel == kernel) {
-            return e.place;
-        }
-        if (e.kernel.empty() || e.kernel == "*") {
-            any = e.place;
-        }
-    }
-    return any;
-}
+using env::trim;
 
 bool parseSwitchEnv(const char* variable, const char* value, std::vector<std::string>& warnings) {
-    if (value == nullptr) {
+    if (value == nullptr || trim(value).empty()) {
         return false;
     }
-    const std::string_view v = trim(value);
-    if (v == "1" || v == "on" || v == "yes" || v == "true") {
-        return true;
+    if (auto b = env::parseSwitch(value)) {
+        return *b;
     }
-    if (!v.empty() && v != "0" && v != "off" && v != "no" && v != "false") {
-        warnings.push_back(std::string(variable) + "='" + std::string(v) +
-                           "' is not 0 or 1; taken as 0");
-    }
+    const env::Variable* v = env::find(variable);
+    warnings.push_back(v != nullptr ? env::badValue(*v, trim(value))
+                                    : std::string(variable) + "='" + std::string(trim(value)) +
+                                          "' is not 0 or 1; taken as 0");
     return false;
 }
 
@@ -172,8 +33,7 @@ bool parseDispatchEnv(const char* value, std::vector<std::string>& warnings) {
         return true;
     }
     if (!v.empty() && v != "auto") {
-        warnings.push_back("MEMPLACE_DISPATCH='" + std::string(v) +
-                           "' is not auto or dynamic; using auto");
+        warnings.push_back(env::badValue(*env::find("MEMPLACE_DISPATCH"), v));
     }
     return false;
 }
@@ -190,8 +50,7 @@ JitPolicy parseJitEnv(const char* value, std::vector<std::string>& warnings) {
         return JitPolicy::Always;
     }
     if (!v.empty() && v != "auto" && v != "1") {
-        warnings.push_back("MEMPLACE_JIT='" + std::string(v) +
-                           "' is not off, auto or always; using auto");
+        warnings.push_back(env::badValue(*env::find("MEMPLACE_JIT"), v));
     }
     return JitPolicy::Auto;
 }
@@ -206,7 +65,7 @@ L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warni
     }
     const std::string_view v = trim(value);
     if (v.substr(0, 7) == "window:") {
-        const auto cap = parseSize(trim(v.substr(7)));
+        const auto cap = env::parseSize(trim(v.substr(7)));
         if (!cap) {
             warnings.push_back("MEMPLACE_L2_LIMIT='" + std::string(v) +
                                "': the cap is not a size (bytes, or with KB or MB); no cap");
@@ -222,8 +81,7 @@ L2LimitPolicy parseL2LimitEnv(const char* value, std::vector<std::string>& warni
         return L2LimitPolicy::Keep;
     }
     if (!v.empty() && v != "window") {
-        warnings.push_back("MEMPLACE_L2_LIMIT='" + std::string(v) +
-                           "' is not window, window:SIZE, max or keep; using window");
+        warnings.push_back(env::badValue(*env::find("MEMPLACE_L2_LIMIT"), v));
     }
     return L2LimitPolicy::Window;
 }

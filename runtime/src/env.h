@@ -6,8 +6,10 @@
 // auto, trace and sweep are the online Placer's modes (placer/): the runtime itself treats them
 // like the default (the installed PlacementPolicy decides); the Placer reads them to install
 // itself (sweep: placer/sweep.h, the evaluation's in-process measurement of placements).
+// What each accepts, and the readers for switches and numbers: common/env.h.
 #pragma once
 
+#include "common/env.h"
 #include "common/place.h"
 
 #include <optional>
@@ -17,27 +19,11 @@
 
 namespace memplace::detail {
 
-struct ForceEntry {
-    std::string kernel; ///< empty: any kernel
-    std::string array;
-    Place place = Place::Global;
-};
-
-struct EnvConfig {
-    /// Default: MEMPLACE unset or empty. Auto, Trace: the Placer's modes (the runtime asks the
-    /// installed policy as in Default). Off: no policy, no tracing. Force: the entries below.
-    enum class Mode { Default, Off, Auto, Trace, Sweep, Force } mode = Mode::Default;
-    std::vector<ForceEntry> force;
-    std::vector<std::string> warnings; ///< what was ignored, and why
-};
-
-/// Parses the value of MEMPLACE (null or empty: Default).
-EnvConfig parseMemplaceEnv(const char* value);
-
-/// The forced place for kernel/array, if an entry names it (a kernel-qualified entry wins over
-/// an unqualified one).
-std::optional<Place> forcedPlace(const std::vector<ForceEntry>& entries, std::string_view kernel,
-                                 std::string_view array);
+// MEMPLACE itself (its force list included) is read by the Placer too: common/env.h.
+using env::EnvConfig;
+using env::forcedPlace;
+using env::ForceEntry;
+using env::parseMemplaceEnv;
 
 /// Parses a boolean switch such as MEMPLACE_TIME: true for 1, on, yes, true; false for unset,
 /// empty, 0, off, no, false; anything else is false with a warning naming `variable`.

@@ -4,6 +4,8 @@
 // mirrors common/file_io.cpp's, which needs fmt).
 #include "runtime/src/jit.h"
 
+#include "common/env.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,14 +83,14 @@ bool bind(void* lib, const char* name, F& fn, std::string& missing) {
 const Nvrtc& nvrtc() {
     static const Nvrtc* lib = [] {
         auto* n = new Nvrtc; // never destroyed: compilations may run while the process exits
-        const char* env = std::getenv("MEMPLACE_NVRTC");
+        const char* given = env::value("MEMPLACE_NVRTC");
         std::vector<std::string> names;
-        if (env != nullptr && *env != '\0') {
-            if (std::strcmp(env, "none") == 0) {
+        if (given != nullptr) {
+            if (std::strcmp(given, "none") == 0) {
                 n->why = "MEMPLACE_NVRTC=none";
                 return n;
             }
-            names.emplace_back(env);
+            names.emplace_back(given);
         } else {
             names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
         }
@@ -495,24 +497,24 @@ Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>*
 // ---- the disk cache --------------------------------------------------------------------------
 
 std::string defaultCacheDir() {
-    auto env = [](const char* name) -> std::string {
+    auto var = [](const char* name) -> std::string {
         const char* v = std::getenv(name);
         return v == nullptr ? std::string() : std::string(v);
     };
-    const std::string own = env("MEMPLACE_JIT_CACHE");
+    const std::string own = env::readText("MEMPLACE_JIT_CACHE").value_or("");
     if (own == "off" || own == "0" || own == "none") {
         return {};
     }
     if (!own.empty()) {
         return own;
     }
-    if (const std::string c = env("MEMPLACE_CACHE"); !c.empty()) {
+    if (const std::string c = env::readText("MEMPLACE_CACHE").value_or(""); !c.empty()) {
         return c + "/jit";
     }
-    if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) {
+    if (const std::string x = var("XDG_CACHE_HOME"); !x.empty()) {
         return x + "/memplace/jit";
     }
-    if (const std::string h = env("HOME"); !h.empty()) {
+    if (const std::string h = var("HOME"); !h.empty()) {
         return h + "/.cache/memplace/jit";
     }
     return {};

@@ -280,9 +280,8 @@ void loadEnv(Runtime& r) {
         return;
     }
     r.envLoaded = true;
-    const char* q = std::getenv("MEMPLACE_QUIET");
-    r.quiet = q != nullptr && *q != '\0' && std::strcmp(q, "0") != 0;
     r.env = parseMemplaceEnv(std::getenv("MEMPLACE"));
+    r.quiet = env::readSwitch("MEMPLACE_QUIET", false, r.env.warnings);
     r.envDynamic = parseDispatchEnv(std::getenv("MEMPLACE_DISPATCH"), r.env.warnings);
     r.l2Limit = parseL2LimitEnv(std::getenv("MEMPLACE_L2_LIMIT"), r.env.warnings, &r.l2Cap);
     const JitPolicy jp = parseJitEnv(std::getenv("MEMPLACE_JIT"), r.env.warnings);

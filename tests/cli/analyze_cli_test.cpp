@@ -82,6 +82,20 @@ TEST(CliAnalyze, ClangArgumentsAfterDoubleDash) {
     std::filesystem::remove(f);
 }
 
+TEST(CliAnalyze, Latin1FileNameInJson) {
+    if (!haveCuda()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    // A file name that is not UTF-8 used to abort the JSON writer (nlohmann type_error 316).
+    std::string f = tempFile("memplace_cli_caf\xe9.cu",
+                             "__global__ void k(float* a) { a[threadIdx.x] = 0; }\n");
+    auto r = runMemplace("analyze '" + f + "' --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_NE(j["file"].get<std::string>().find("caf\xef\xbf\xbd.cu"), std::string::npos);
+    std::filesystem::remove(f);
+}
+
 TEST(CliAnalyze, UnparsableFileShowsClangErrors) {
     if (!haveCuda()) {
         GTEST_SKIP() << "no CUDA installation";

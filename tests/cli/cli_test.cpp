@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 
@@ -254,6 +255,61 @@ TEST(Cli, TraceConvertAndSynthPrintJson) {
     EXPECT_EQ(c["lanes"], s["lanes"]);
     std::remove("/tmp/memplace_cli_synth.trace");
     std::remove("/tmp/memplace_cli_synth.bin");
+}
+
+TEST(Cli, NonUtf8FileNamesInJsonAreReplacedNotFatal) {
+    // A Latin-1 file name: every JSON writer that quoted it used to abort (nlohmann type_error).
+    const std::string file = "/tmp/memplace_cli_caf\xe9.trace";
+    const std::string bin = "/tmp/memplace_cli_caf\xe9.bin";
+    const std::string replaced = "caf\xef\xbf\xbd"; // U+FFFD
+    auto synth = runMemplace("trace synth saxpy -o '" + file + "' --force --json");
+    ASSERT_EQ(synth.exitCode, 0) << synth.err;
+    EXPECT_NE(nlohmann::json::parse(synth.out)["file"].get<std::string>().find(replaced),
+              std::string::npos);
+    auto conv = runMemplace("trace convert '" + file + "' -o '" + bin + "' --force --json");
+    ASSERT_EQ(conv.exitCode, 0) << conv.err;
+    EXPECT_NE(nlohmann::json::parse(conv.out)["file"].get<std::string>().find(replaced),
+              std::string::npos);
+    auto info = runMemplace("trace info '" + bin + "' --spec h100 --json");
+    ASSERT_EQ(info.exitCode, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)["kernel"], "saxpy");
+    std::remove(file.c_str());
+    std::remove(bin.c_str());
+}
+
+/// A text trace of `n` alike arrays, each read once by one warp: nothing tells
+/// branch-and-bound's bound one array from another, so proving the optimum of 20 takes minutes.
+std::string alikeArraysTrace(int n) {
+    std::string t = "memplace-trace 1\nkernel alike\ngrid 264 1 1\nblock 256 1 1\n";
+    for (int a = 0; a < n; ++a) {
+        t += fmt::format("array a{} elem=4 length=4096 mode=read\n", a);
+    }
+    for (int a = 0; a < n; ++a) {
+        t += fmt::format("r 0 0 {} a{} * 0..31\n", a, a);
+    }
+    return t;
+}
+
+TEST(Cli, PlaceStopsAtItsTimeLimitAndSaysSo) {
+    const std::string file = "/tmp/memplace_cli_alike20.trace";
+    std::ofstream(file, std::ios::trunc) << alikeArraysTrace(20);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = runMemplace("place " + file + " --spec h100 --json --time-limit 1");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_LT(seconds, 30);
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["search"]["proven_optimal"], false);
+    EXPECT_EQ(j["search"]["time_limit_seconds"], 1.0);
+    EXPECT_NE(j["search"]["notes"].dump().find("not proven optimal"), std::string::npos);
+    // The default limit applies without the option; the text says it too.
+    auto text = runMemplace("place " + file + " --spec h100");
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("bnb (not proven optimal)"), std::string::npos) << text.out;
+    EXPECT_EQ(runMemplace("place " + file + " --spec h100 --time-limit nan").exitCode, 2);
+    EXPECT_EQ(runMemplace("place " + file + " --spec h100 --time-limit -1").exitCode, 2);
+    std::remove(file.c_str());
 }
 
 } // namespace

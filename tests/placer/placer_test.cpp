@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread>
 
 extern "C" int memplace_placer_autoinstall;
@@ -439,6 +442,55 @@ TEST_F(PlacerTest, DecisionsPersistAndACorruptCacheIsIgnored) {
         ASSERT_TRUE(a.run(&r));
         EXPECT_EQ(r.dispatch, "specialized"); // the rewritten file is valid again
         EXPECT_TRUE(placer->warnings().empty());
+        uninstall();
+    }
+    // Corrupt with bytes that are not UTF-8: the warning quotes them, and the report (which
+    // used to abort the program with nlohmann's type_error) replaces them.
+    {
+        std::ofstream(file) << "{\"format\": \"memplace-placer-cache\xe9\xff";
+        o.reportPath = (dir / "report.json").string();
+        auto placer = install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        ASSERT_EQ(placer->warnings().size(), 1u);
+        std::string report;
+        ASSERT_NO_THROW(report = placer->reportJson());
+        EXPECT_NO_THROW((void)nlohmann::json::parse(report));
+        EXPECT_NE(report.find("\xef\xbf\xbd"), std::string::npos); // U+FFFD
+        uninstall();                                               // writes the report
+        EXPECT_NO_THROW((void)nlohmann::json::parse(std::ifstream(o.reportPath)));
+    }
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, TheReportGoesThroughLinksAndDevicesWithoutReplacingThem) {
+    // MEMPLACE_REPORT naming a symbolic link or a device: the atomic write used to rename its
+    // temporary file over either (a device node became a regular file).
+    const fs::path dir = tempDir("report-paths");
+    const fs::path real = dir / "real.json";
+    const fs::path link = dir / "report.json";
+    fs::create_symlink(real, link);
+    fs::path device = dir / "null";
+    if (::mknod(device.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
+        device.clear(); // not root: the link case only
+    }
+    for (const fs::path& path : {link, device}) {
+        if (path.empty()) {
+            continue;
+        }
+        Options o = testOptions();
+        o.reportPath = path.string();
+        install(o);
+        Lookup a(false, 1 << 15, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        uninstall(); // writes the report
+    }
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+    EXPECT_EQ(nlohmann::json::parse(std::ifstream(real))["kernels"].size(), 1u);
+    if (!device.empty()) {
+        EXPECT_TRUE(fs::is_character_file(fs::symlink_status(device)));
     }
     fs::remove_all(dir);
 }
@@ -678,6 +730,48 @@ TEST(PlacerOptions, FromEnvironment) {
     EXPECT_EQ(o.sampling.sms, 2u);
     EXPECT_DOUBLE_EQ(o.timingSpinUs, Options{}.timingSpinUs);
     EXPECT_EQ(w.size(), 3u);
+}
+
+TEST(PlacerOptions, NanAndInfinitiesInTheEnvironmentKeepTheDefaults) {
+    // MEMPLACE_TRACE_RECORDS=nan passed the range check (NaN compares false), the buffer size
+    // wrapped and the trace was written past it.
+    struct Env {
+        const char* name;
+        std::optional<std::string> old;
+        Env(const char* n, const char* v) : name(n) {
+            if (const char* x = std::getenv(n)) {
+                old = x;
+            }
+            setenv(n, v, 1);
+        }
+        ~Env() {
+            if (old) {
+                setenv(name, old->c_str(), 1);
+            } else {
+                unsetenv(name);
+            }
+        }
+    };
+    Env e1("MEMPLACE_TRACE_RECORDS", "nan"), e2("MEMPLACE_TRACE_SMS", "inf"),
+        e3("MEMPLACE_SEARCH_MS", "-nan"), e4("MEMPLACE_TUNE", "1e400"),
+        e5("MEMPLACE_TRACE_WAVES", "2x"), e6("MEMPLACE_TIMING_SPIN_US", "NAN");
+    std::vector<std::string> w;
+    const Options o = Options::fromEnvironment(&w);
+    const Options d;
+    EXPECT_EQ(o.sampling.maxRecords, d.sampling.maxRecords);
+    EXPECT_EQ(o.sampling.sms, d.sampling.sms);
+    EXPECT_EQ(o.sampling.waves, d.sampling.waves);
+    EXPECT_DOUBLE_EQ(o.searchMs, d.searchMs);
+    EXPECT_EQ(o.tuneCandidates, d.tuneCandidates);
+    EXPECT_DOUBLE_EQ(o.timingSpinUs, d.timingSpinUs);
+    ASSERT_EQ(w.size(), 6u);
+    EXPECT_NE(w[0].find("MEMPLACE_TRACE_SMS='inf'"), std::string::npos) << w[0];
+    bool records = false;
+    for (const std::string& s : w) {
+        records |= s.find("MEMPLACE_TRACE_RECORDS='nan' is not a whole number in [1, 16777216]; "
+                          "using the default (131072)") != std::string::npos;
+    }
+    EXPECT_TRUE(records);
 }
 
 } // namespace
