@@ -1102,6 +1102,7 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
                           fmt::format("'{}' is passed to '{}'", truncate(text(arg)),
                                       def->getNameAsString()));
                 walkPointerIndices(*m);
+                targetsOfPointer(arg, nf.pointerTargets[param], 0); // into the array: known
                 continue;
             }
             if (!pt->getPointeeType()->isFunctionType()) {
