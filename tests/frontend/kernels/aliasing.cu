@@ -155,6 +155,8 @@ int main() {
     float* gHelp = nullptr;
     CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&gBuf), g_buf));
     CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&gHelp), g_help));
+    void* gPtr = nullptr; // where g_ptr lives (set with cudaMemcpy)
+    CUDA_CHECK(cudaGetSymbolAddress(&gPtr, g_ptr));
     std::vector<float> out(N);
     std::vector<float> buf(3 * N);
 
@@ -241,7 +243,7 @@ int main() {
             check("via_struct", got, want);
         }
         CUDA_CHECK(cudaMemcpy(dBuf, base.data(), N * sizeof(float), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpyToSymbol(g_ptr, &dBuf, sizeof(float*)));
+        CUDA_CHECK(cudaMemcpy(gPtr, &dBuf, sizeof(float*), cudaMemcpyHostToDevice));
         via_device_pointer<<<grid, block>>>(dBuf, dOut);
         CUDA_CHECK(cudaGetLastError());
         {

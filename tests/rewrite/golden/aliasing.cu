@@ -409,6 +409,8 @@ int main() {
     float* gHelp = nullptr;
     CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&gBuf), g_buf));
     CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&gHelp), g_help));
+    void* gPtr = nullptr; // where g_ptr lives (set with cudaMemcpy)
+    CUDA_CHECK(cudaGetSymbolAddress(&gPtr, g_ptr));
     std::vector<float> out(N);
     std::vector<float> buf(3 * N);
 
@@ -495,7 +497,7 @@ int main() {
             check("via_struct", got, want);
         }
         CUDA_CHECK(cudaMemcpy(dBuf, base.data(), N * sizeof(float), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpyToSymbol(g_ptr, &dBuf, sizeof(float*)));
+        CUDA_CHECK(cudaMemcpy(gPtr, &dBuf, sizeof(float*), cudaMemcpyHostToDevice));
         memplace::launch<memplace_kernel_via_device_pointer>(grid, block, 0, 0, dBuf, dOut);
         CUDA_CHECK(cudaGetLastError());
         {
