@@ -2102,6 +2102,29 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         it->restore = it->restore || ai.mode != Mode::Write;
         it->names += (it->names.empty() ? "" : "/") + ai.name;
     }
+    // The __device__ variables the kernel writes by name are restored before each launch too (and
+    // compared), so that every placement starts from the program's state and the sweep leaves
+    // it as it found it; memory written through pointers nobody knows cannot be: no sweep.
+    for (const GlobalRange& g : info.globals) {
+        if (!fatal.empty() || g.mode == Mode::Read) {
+            continue;
+        }
+        if (!g.found || g.bytes == 0) {
+            fatal =
+                "the memory of the global " + g.name + ", which the kernel writes, was not found";
+            break;
+        }
+        SweepBuffer b;
+        b.ptr = const_cast<void*>(g.ptr);
+        b.bytes = g.bytes;
+        b.restore = true;
+        b.names = g.name;
+        bufs.push_back(b);
+    }
+    if (fatal.empty() && !info.unknownWrites.empty()) {
+        fatal = "the kernel writes through a pointer whose target is unknown (" +
+                info.unknownWrites + "): its launches cannot be undone";
+    }
     // Read arrays that alias a written one (listed before it) are read: restore.
     for (SweepBuffer& b : bufs) {
         for (int j = 0; j < n; ++j) {

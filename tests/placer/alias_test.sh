@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Aliasing (docs/placer.md, "Aliasing"): the rewritten aliasing program
 # (tests/frontend/kernels/aliasing.cu: read-only parameters pointing at a __device__ array the
-# kernel writes by name, whole or a sub-range, directly or in a helper; one buffer passed twice, through one or two host variables; sub-ranges of one buffer; writes
-# through a structure's pointer and a __device__ pointer variable) under MEMPLACE=auto (twice:
-# decided, then from the decision cache) and with every read-only parameter forced into each
+# kernel writes by name, whole or a sub-range, directly or in a helper; one buffer passed twice,
+# through one or two host variables; sub-ranges of one buffer; writes through a structure's
+# pointer and a __device__ pointer variable) under MEMPLACE=auto (twice: decided, then from the
+# decision cache), under MEMPLACE=sweep, and with every read-only parameter forced into each
 # place that copies memory, bitwise against MEMPLACE=off; the forced runs' fallbacks must name
 # what the parameter may alias.
 #   alias_test.sh PROGRAM OUTDIR     (the same under emulation and on a GPU)
@@ -42,6 +43,9 @@ run() { # name env...
 
 run auto MEMPLACE=auto MEMPLACE_REPORT="$out/auto.json"
 run auto-cached MEMPLACE=auto MEMPLACE_REPORT="$out/auto-cached.json"
+# Every placement measured on each launch's own arguments: the global updated by name is
+# restored before each, and kernels writing through unknown pointers are not swept.
+run sweep MEMPLACE=sweep MEMPLACE_SWEEP_OUT="$out/sweep.jsonl" MEMPLACE_CACHE="$out/sweep-cache"
 kernels=(from_global via_helper twice via_struct via_device_pointer)
 for place in shared constant texture readonly; do
   force="force:"

@@ -48,9 +48,9 @@ __global__ void from_global(int off, const float* in, float* out) {
     out[i] = acc + in[i];
 }
 
-// The global is written in a helper.
-__device__ void put(int i, float v) {
-    g_help[i] = v;
+// The global is updated in a helper (a launch repeated without restoring it differs).
+__device__ void add(int i, float v) {
+    g_help[i] += v;
 }
 
 __global__ void via_helper(const float* in, float* out) {
@@ -58,7 +58,7 @@ __global__ void via_helper(const float* in, float* out) {
     if (i >= N) {
         return;
     }
-    put(i, out[i] + 3.0f);
+    add(i, out[i] + 3.0f);
     float acc = 0.0f;
     for (int k = 0; k < ITERS; ++k) {
         acc += in[N + ((i * 3 + k * 17) & (N - 1))] * 0.5f;
@@ -189,7 +189,7 @@ int main() {
                 for (int k = 0; k < ITERS; ++k) {
                     acc += base[N + ((i * 3 + k * 17) & (N - 1))] * 0.5f;
                 }
-                wantOut[i] = acc + outInit[i] + 3.0f;
+                wantOut[i] = acc + base[i] + outInit[i] + 3.0f;
             }
             check("via_helper.out", out, wantOut);
         }

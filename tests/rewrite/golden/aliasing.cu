@@ -97,9 +97,9 @@ struct memplace_kernel_from_global {
     }
 };
 
-// The global is written in a helper.
-__device__ void put(int i, float v) {
-    g_help[i] = v;
+// The global is updated in a helper (a launch repeated without restoring it differs).
+__device__ void add(int i, float v) {
+    g_help[i] += v;
 }
 
 template <class MP_in, class MP_out>
@@ -110,7 +110,7 @@ __global__ void via_helper(MP_in in, MP_out out) {
     if (i >= N) {
         return;
     }
-    put(i, out[memplace::at<6>(i)] + 3.0f);
+    add(i, out[memplace::at<6>(i)] + 3.0f);
     float acc = 0.0f;
     for (int k = 0; k < ITERS; ++k) {
         acc += in[memplace::at<7>(N + ((i * 3 + k * 17) & (N - 1)))] * 0.5f;
@@ -443,7 +443,7 @@ int main() {
                 for (int k = 0; k < ITERS; ++k) {
                     acc += base[N + ((i * 3 + k * 17) & (N - 1))] * 0.5f;
                 }
-                wantOut[i] = acc + outInit[i] + 3.0f;
+                wantOut[i] = acc + base[i] + outInit[i] + 3.0f;
             }
             check("via_helper.out", out, wantOut);
         }
