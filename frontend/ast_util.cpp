@@ -358,6 +358,9 @@ DefUse::DefUse(const FunctionDecl* fn) {
         }
         i.defs += kind == 0 ? 1 : 2;
         i.single = (kind == 0 && i.defs == 1) ? rhs : nullptr;
+        if (kind == 0 && rhs != nullptr) {
+            i.values.push_back(rhs);
+        }
     });
 }
 

@@ -93,6 +93,9 @@ public:
         int defs = 0;
         bool addressTaken = false;
         const clang::Expr* single = nullptr;
+        /// The right-hand sides of every plain definition (initialiser, `v = e`), in source
+        /// order; compound assignments and ++/-- keep a pointer's target and are not listed.
+        std::vector<const clang::Expr*> values;
     };
     explicit DefUse(const clang::FunctionDecl* fn);
     const Info* find(const clang::VarDecl* v) const;

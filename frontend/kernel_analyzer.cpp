@@ -39,9 +39,26 @@ AccessMode accessOf(Use u) {
     }
 }
 
+/// What a pointer may point into, for the aliasing check: `__device__`/`__managed__` variables
+/// named in the program, or something neither the frontend nor the runtime knows (why). Arrays
+/// of the kernel the runtime sees (parameters) and thread- or block-private memory (locals,
+/// `__shared__`) add nothing.
+struct Targets {
+    std::vector<const VarDecl*> globals;
+    std::string unknown;
+    void merge(const Targets& o) {
+        globals.insert(globals.end(), o.globals.begin(), o.globals.end());
+        if (unknown.empty()) {
+            unknown = o.unknown;
+        }
+    }
+};
+
 struct Frame {
     const FunctionDecl* fn = nullptr;
     std::map<const ParmVarDecl*, int> arrayParams;
+    /// Pointer parameters bound to no array of the kernel: what their arguments point into.
+    std::map<const ParmVarDecl*, Targets> pointerTargets;
     std::map<const ParmVarDecl*, SymValue> scalarParams;
     std::vector<ki::CallFrame> callPath;
     const DefUse* defuse = nullptr;
@@ -139,6 +156,8 @@ private:
     bool handleTextureFetch(const CallExpr* call, const std::string& name);
     void callHelper(const CallExpr* call, const FunctionDecl* def);
     void opaqueCall(const CallExpr* call, const FunctionDecl* fd, const std::string& why);
+    /// `p->method()` with a non-const method: the object behind `p` may be written.
+    void noteMethodObject(const CXXMemberCallExpr* mc);
     void handleArrayValue(const Expr* e, int array, Use use);
     /// Walks the index parts of a pointer expression: `i` of `a + i`, `i, j` of `&a[i][j]`.
     void walkPointerIndices(const PointerMatch& m);
@@ -165,6 +184,22 @@ private:
                            const std::string& member);
     void addHazard(ki::HazardKind kind, int array, clang::SourceLocation where, std::string message,
                    const std::string& other = {});
+
+    // ---- globals and unknown targets (aliasing) ----
+    /// Records an access by name to a `__device__`/`__managed__` variable.
+    void noteGlobal(const VarDecl* vd, bool write, clang::SourceLocation where, std::string how);
+    /// Records an access through a pointer whose target is unknown.
+    void noteUnknown(bool write, clang::SourceLocation where, const std::string& what);
+    /// An access through `pointer` (`what` says which): the globals it may reach, or unknown.
+    void noteAccessThrough(const Expr* pointer, bool write, clang::SourceLocation where,
+                           const std::string& what);
+    void targetsOfPointer(const Expr* e, Targets& out, int depth);
+    void targetsOfObject(const Expr* e, Targets& out, int depth);
+    void targetsOfDecl(const DeclRefExpr* dre, Targets& out, int depth);
+    /// A `__device__` or `__managed__` variable at namespace or class scope (host code can
+    /// name it); not `__constant__`, `__shared__`, nor a function-local static.
+    static bool isDeviceVariable(const VarDecl* vd);
+    std::string qualifiedName(const VarDecl* vd) const;
 
     // ---- values ----
     SymValue eval(const Expr* e);
@@ -198,6 +233,10 @@ private:
     std::vector<const Expr*> exprStack_;
     std::set<std::string> untrackedSeen_;
     std::set<std::tuple<int, int, LocKey>> hazardSeen_;
+    std::map<int, const VarDecl*> globalDecl_; ///< DeviceGlobal arrays: their variables
+    std::map<const VarDecl*, size_t> globalIndex_;
+    std::set<std::pair<LocKey, bool>> unknownSeen_;
+    std::set<const VarDecl*> targetsEvaluating_;
     int evalDepth_ = 0;
 };
 
@@ -303,7 +342,12 @@ std::optional<int> KernelWalker::registerVar(const VarDecl* vd) {
     } else {
         return std::nullopt;
     }
-    return addArray(std::move(a), vd);
+    const bool deviceGlobal = a.kind == ki::ArrayKind::DeviceGlobal;
+    int idx = addArray(std::move(a), vd);
+    if (deviceGlobal) {
+        globalDecl_[idx] = vd;
+    }
+    return idx;
 }
 
 std::optional<int> KernelWalker::arrayOf(const Expr* e, bool* reinterpreted) {
@@ -529,6 +573,9 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
                     return;
                 }
             }
+            if (use != Use::AddressOf) {
+                noteAccessThrough(sub, use != Use::Read, u->getBeginLoc(), truncate(text(u)));
+            }
             walkExpr(sub, Use::Read);
             return;
         case UO_AddrOf:
@@ -622,6 +669,23 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
     if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
         if (auto a = arrayOf(dre)) {
             handleArrayValue(dre, *a, use);
+        } else if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl()); isDeviceVariable(vd)) {
+            const std::string name = vd->getNameAsString();
+            switch (use) {
+            case Use::Read:
+                noteGlobal(vd, false, dre->getBeginLoc(), fmt::format("'{}' is read", name));
+                break;
+            case Use::Write:
+                noteGlobal(vd, true, dre->getBeginLoc(), fmt::format("'{}' is written", name));
+                break;
+            case Use::ReadWrite:
+                noteGlobal(vd, true, dre->getBeginLoc(), fmt::format("'{}' is updated", name));
+                break;
+            default:
+                noteGlobal(vd, true, dre->getBeginLoc(),
+                           fmt::format("the address of '{}' is taken", name));
+                break;
+            }
         }
         return;
     }
@@ -655,6 +719,14 @@ void KernelWalker::walkPointerIndices(const PointerMatch& m) {
 
 void KernelWalker::handleArrayValue(const Expr* e, int array, Use use) {
     const std::string& name = arrayName(array);
+    if (auto g = globalDecl_.find(array);
+        g != globalDecl_.end() && g->second->getType()->isPointerType() &&
+        (use == Use::Write || use == Use::ReadWrite || use == Use::AddressOf)) {
+        // The pointer variable's own storage: a pointer argument into it sees the write.
+        noteGlobal(g->second, true, e->getBeginLoc(),
+                   use == Use::AddressOf ? fmt::format("the address of '{}' is taken", name)
+                                         : fmt::format("'{}' itself is modified", name));
+    }
     if (raw_.info.arrays[array].kind == ki::ArrayKind::TextureObject && use == Use::Read) {
         addHazard(ki::HazardKind::Unknown, array, e->getBeginLoc(),
                   fmt::format("texture object '{}' is used other than in a fetch", name));
@@ -698,6 +770,10 @@ void KernelWalker::handleSubscript(const ArraySubscriptExpr* ase, Use use,
                                    const std::string& member) {
     auto m = matchSubscript(ase);
     if (!m) {
+        if (use != Use::AddressOf) {
+            noteAccessThrough(ase->getBase(), use != Use::Read, ase->getBeginLoc(),
+                              truncate(text(ase)));
+        }
         if (!reportUntracked(ase)) {
             walkExpr(ase->getBase(), Use::Read);
         }
@@ -751,6 +827,10 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
                 walkExpr(m->offset, Use::Read);
                 return;
             }
+        }
+        if (inner != Use::AddressOf) {
+            noteAccessThrough(cur->getBase(), inner != Use::Read, cur->getBeginLoc(),
+                              truncate(text(cur)));
         }
         walkExpr(cur->getBase(), Use::Read);
         return;
@@ -873,6 +953,7 @@ bool KernelWalker::handleIntrinsic(const CallExpr* call, const std::string& name
     }
     auto m = matchPointer(call->getArg(0));
     if (!m) {
+        noteAccessThrough(call->getArg(0), !load, call->getBeginLoc(), truncate(text(call)));
         return false;
     }
     AccessMode access = atomic ? AccessMode::Atomic : load ? AccessMode::Read : AccessMode::Write;
@@ -944,8 +1025,21 @@ void KernelWalker::opaqueCall(const CallExpr* call, const FunctionDecl* fd,
     } else if (!isa<CUDAKernelCallExpr>(call)) {
         walkExpr(call->getCallee(), Use::Read);
     }
+    if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) {
+        noteMethodObject(mc);
+    }
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
         const Expr* arg = call->getArg(i);
+        if (fd != nullptr && i >= shift && i - shift < fd->getNumParams()) {
+            // What the callee may do through a pointer it is given: read const elements, write
+            // others (variadic arguments, printf's, are only printed).
+            QualType pt = fd->getParamDecl(i - shift)->getType();
+            if (pt->isPointerType() && !pt->getPointeeType()->isFunctionType()) {
+                noteAccessThrough(
+                    arg, !pt->getPointeeType().isConstQualified(), arg->getBeginLoc(),
+                    fmt::format("'{}' passed to '{}', {}", truncate(text(arg)), callee, why));
+            }
+        }
         if (auto m = matchPointer(arg)) {
             addHazard(ki::HazardKind::Escapes, m->array, arg->getBeginLoc(),
                       fmt::format("'{}' is passed to '{}', {}", truncate(text(arg)), callee, why));
@@ -978,6 +1072,7 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
         const CXXMethodDecl* md = mc->getMethodDecl();
         walkExpr(mc->getImplicitObjectArgument(),
                  md != nullptr && md->isConst() ? Use::Read : Use::ReadWrite);
+        noteMethodObject(mc);
     }
     bool withArrays = false;
     for (unsigned i = shift; i < call->getNumArgs(); ++i) {
@@ -1007,7 +1102,11 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
                           fmt::format("'{}' is passed to '{}'", truncate(text(arg)),
                                       def->getNameAsString()));
                 walkPointerIndices(*m);
+                targetsOfPointer(arg, nf.pointerTargets[param], 0); // into the array: known
                 continue;
+            }
+            if (!pt->getPointeeType()->isFunctionType()) {
+                targetsOfPointer(arg, nf.pointerTargets[param], 0);
             }
         }
         if (pt->isReferenceType()) {
@@ -1323,6 +1422,23 @@ RawSite& KernelWalker::recordSite(const Expr* accessExpr, int array, AccessMode 
     LocKey key = locKey(sm_, accessExpr->getBeginLoc());
     ki::ArrayInfo& arr = raw_.info.arrays[array];
     arr.mode = ki::combine(arr.mode, access);
+    if (auto g = globalDecl_.find(array); g != globalDecl_.end()) {
+        const std::string what = truncate(text(accessExpr));
+        if (g->second->getType()->isPointerType()) {
+            noteGlobal(g->second, false, accessExpr->getBeginLoc(),
+                       fmt::format("'{}' is read", arr.name));
+            noteUnknown(ki::writes(access), accessExpr->getBeginLoc(),
+                        fmt::format("'{}' through the __device__ pointer '{}', whose target the "
+                                    "host sets",
+                                    what, arr.name));
+        } else {
+            noteGlobal(g->second, ki::writes(access), accessExpr->getBeginLoc(),
+                       fmt::format("'{}' is {}", what,
+                                   access == AccessMode::Read     ? "read"
+                                   : access == AccessMode::Atomic ? "updated atomically"
+                                                                  : "written"));
+        }
+    }
     if (auto it = raw_.siteIndex.find(key); it != raw_.siteIndex.end()) {
         RawSite& rs = raw_.sites[it->second];
         ++rs.contexts;
@@ -1448,6 +1564,275 @@ void KernelWalker::addHazard(ki::HazardKind kind, int array, clang::SourceLocati
     h.hazard.callPath = frame().callPath;
     h.loc = where;
     raw_.hazards.push_back(std::move(h));
+}
+
+// ============================================================================ aliasing ==
+
+bool KernelWalker::isDeviceVariable(const VarDecl* vd) {
+    return vd != nullptr && vd->hasGlobalStorage() && !vd->isStaticLocal() &&
+           (vd->hasAttr<CUDADeviceAttr>() || vd->hasAttr<HIPManagedAttr>()) &&
+           !vd->hasAttr<CUDAConstantAttr>() && !vd->hasAttr<CUDASharedAttr>();
+}
+
+std::string KernelWalker::qualifiedName(const VarDecl* vd) const {
+    PrintingPolicy pp(ctx_.getLangOpts());
+    pp.SuppressUnwrittenScope = true; // anonymous and inline namespaces: host code omits them
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    vd->printQualifiedName(os, pp);
+    return os.str();
+}
+
+void KernelWalker::noteGlobal(const VarDecl* vd, bool write, clang::SourceLocation where,
+                              std::string how) {
+    auto [it, added] = globalIndex_.try_emplace(vd, raw_.info.globals.size());
+    if (added) {
+        ki::GlobalAccess g;
+        g.name = qualifiedName(vd);
+        g.managed = vd->hasAttr<HIPManagedAttr>();
+        g.sized = !vd->getType()->isIncompleteType();
+        raw_.info.globals.push_back(std::move(g));
+    }
+    ki::GlobalAccess& g = raw_.info.globals[it->second];
+    if (added || (write && !g.written)) {
+        g.written = g.written || write;
+        g.location = loc_.location(where);
+        g.how = std::move(how);
+    }
+}
+
+void KernelWalker::noteUnknown(bool write, clang::SourceLocation where, const std::string& what) {
+    if (!unknownSeen_.insert({locKey(sm_, where), write}).second) {
+        return;
+    }
+    (write ? raw_.info.unknownWrites : raw_.info.unknownReads)
+        .push_back(fmt::format("{}: {}", this->where(where), what));
+}
+
+void KernelWalker::noteAccessThrough(const Expr* pointer, bool write, clang::SourceLocation where,
+                                     const std::string& what) {
+    Targets t;
+    targetsOfPointer(pointer, t, 0);
+    for (const VarDecl* g : t.globals) {
+        noteGlobal(g, write, where,
+                   fmt::format("'{}' {}", what, write ? "may write it" : "may read it"));
+    }
+    if (!t.unknown.empty()) {
+        noteUnknown(write, where, fmt::format("'{}': {}", what, t.unknown));
+    }
+}
+
+void KernelWalker::noteMethodObject(const CXXMemberCallExpr* mc) {
+    const CXXMethodDecl* md = mc->getMethodDecl();
+    const auto* me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+    if (md == nullptr || me == nullptr || !me->isArrow() || md->isStatic()) {
+        return;
+    }
+    noteAccessThrough(me->getBase(), !md->isConst(), mc->getBeginLoc(), truncate(text(mc)));
+}
+
+void KernelWalker::targetsOfPointer(const Expr* e, Targets& out, int depth) {
+    constexpr int kMaxTargetDepth = 16;
+    if (e == nullptr) {
+        return;
+    }
+    if (depth > kMaxTargetDepth) {
+        out.unknown = out.unknown.empty() ? "a pointer the analysis does not follow" : out.unknown;
+        return;
+    }
+    auto unknown = [&](std::string why) {
+        if (out.unknown.empty()) {
+            out.unknown = std::move(why);
+        }
+    };
+    e = e->IgnoreParens();
+    if (const auto* ce = dyn_cast<CastExpr>(e)) {
+        const Expr* sub = ce->getSubExpr();
+        switch (ce->getCastKind()) {
+        case CK_ArrayToPointerDecay:
+            targetsOfObject(sub, out, depth + 1);
+            return;
+        case CK_NullToPointer:
+            return;
+        case CK_IntegralToPointer:
+            if (!sub->isNullPointerConstant(ctx_, Expr::NPC_ValueDependentIsNotNull)) {
+                unknown("a pointer made from an integer");
+            }
+            return;
+        default:
+            targetsOfPointer(sub, out, depth + 1);
+            return;
+        }
+    }
+    if (isa<CXXNullPtrLiteralExpr>(e) || isa<GNUNullExpr>(e) || isa<IntegerLiteral>(e) ||
+        isa<StringLiteral>(e) || isa<PredefinedExpr>(e)) {
+        return;
+    }
+    if (isa<CXXThisExpr>(e)) {
+        return; // the caller walked the object with the method's use
+    }
+    if (const auto* u = dyn_cast<UnaryOperator>(e)) {
+        switch (u->getOpcode()) {
+        case UO_AddrOf:
+            targetsOfObject(u->getSubExpr(), out, depth + 1);
+            return;
+        case UO_PreInc:
+        case UO_PreDec:
+        case UO_PostInc:
+        case UO_PostDec:
+            targetsOfPointer(u->getSubExpr(), out, depth + 1);
+            return;
+        default:
+            unknown("a pointer read from memory");
+            return;
+        }
+    }
+    if (const auto* b = dyn_cast<BinaryOperator>(e)) {
+        if (b->getOpcode() == BO_Comma || b->getOpcode() == BO_Assign) {
+            targetsOfPointer(b->getRHS(), out, depth + 1);
+            return;
+        }
+        if (b->isAdditiveOp() || b->isCompoundAssignmentOp()) {
+            targetsOfPointer(b->getLHS()->getType()->isPointerType() ||
+                                     b->getLHS()->getType()->isArrayType()
+                                 ? b->getLHS()
+                                 : b->getRHS(),
+                             out, depth + 1);
+            return;
+        }
+    }
+    if (const auto* co = dyn_cast<AbstractConditionalOperator>(e)) {
+        targetsOfPointer(co->getTrueExpr(), out, depth + 1);
+        targetsOfPointer(co->getFalseExpr(), out, depth + 1);
+        return;
+    }
+    if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
+        targetsOfDecl(dre, out, depth);
+        return;
+    }
+    if (const auto* me = dyn_cast<MemberExpr>(e)) {
+        if (me->getType()->isArrayType()) {
+            targetsOfObject(me, out, depth + 1);
+            return;
+        }
+        unknown("a pointer read from a structure member");
+        return;
+    }
+    if (isa<ArraySubscriptExpr>(e)) {
+        unknown("a pointer read from memory");
+        return;
+    }
+    if (const auto* call = dyn_cast<CallExpr>(e)) {
+        const std::string name = calleeName(call);
+        unknown(name.empty() ? "a pointer returned by a call"
+                             : fmt::format("a pointer returned by '{}'", name));
+        return;
+    }
+    unknown("a computed pointer");
+}
+
+void KernelWalker::targetsOfObject(const Expr* e, Targets& out, int depth) {
+    e = e->IgnoreParens();
+    if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
+        if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl()); isDeviceVariable(vd)) {
+            out.globals.push_back(vd);
+        } else if (vd != nullptr && vd->getType()->isReferenceType()) {
+            targetsOfDecl(dre, out, depth);
+        }
+        return; // locals, __shared__, __constant__, parameters passed by value
+    }
+    if (const auto* me = dyn_cast<MemberExpr>(e)) {
+        if (me->isArrow()) {
+            targetsOfPointer(me->getBase(), out, depth + 1);
+        } else {
+            targetsOfObject(me->getBase(), out, depth + 1);
+        }
+        return;
+    }
+    if (const auto* ase = dyn_cast<ArraySubscriptExpr>(e)) {
+        targetsOfPointer(ase->getBase(), out, depth + 1);
+        return;
+    }
+    if (const auto* u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_Deref) {
+        targetsOfPointer(u->getSubExpr(), out, depth + 1);
+        return;
+    }
+    if (isa<StringLiteral>(e) || isa<PredefinedExpr>(e) || isa<CompoundLiteralExpr>(e)) {
+        return;
+    }
+    if (const auto* ce = dyn_cast<CastExpr>(e)) {
+        targetsOfObject(ce->getSubExpr(), out, depth + 1);
+        return;
+    }
+    if (out.unknown.empty()) {
+        out.unknown = "an object the analysis does not follow";
+    }
+}
+
+void KernelWalker::targetsOfDecl(const DeclRefExpr* dre, Targets& out, int depth) {
+    auto unknown = [&](std::string why) {
+        if (out.unknown.empty()) {
+            out.unknown = std::move(why);
+        }
+    };
+    const auto* vd = dyn_cast<VarDecl>(dre->getDecl());
+    if (vd == nullptr) {
+        unknown(fmt::format("'{}'", dre->getDecl()->getNameAsString()));
+        return;
+    }
+    const std::string name = vd->getNameAsString();
+    if (auto a = arrayOf(dre)) {
+        if (auto g = globalDecl_.find(*a); g != globalDecl_.end()) {
+            if (g->second->getType()->isPointerType()) {
+                unknown(
+                    fmt::format("the __device__ pointer '{}', whose target the host sets", name));
+            } else {
+                out.globals.push_back(g->second);
+            }
+        }
+        return; // a parameter the runtime sees, __shared__ or __constant__ memory
+    }
+    if (vd->getType()->isArrayType()) {
+        targetsOfObject(dre, out, depth + 1);
+        return;
+    }
+    if (const auto* p = dyn_cast<ParmVarDecl>(vd)) {
+        for (const Frame& f : std::views::reverse(frames_)) {
+            if (auto it = f.pointerTargets.find(p); it != f.pointerTargets.end()) {
+                out.merge(it->second);
+                return;
+            }
+        }
+        unknown(fmt::format("the pointer parameter '{}', bound to no array of the kernel", name));
+        return;
+    }
+    if (!vd->hasLocalStorage()) {
+        unknown(fmt::format("the pointer '{}', whose target the analysis does not know", name));
+        return;
+    }
+    const DefUse::Info* info = nullptr;
+    for (auto f = frames_.rbegin(); f != frames_.rend() && info == nullptr; ++f) {
+        info = f->defuse->find(vd);
+    }
+    if (info == nullptr || info->values.empty()) {
+        unknown(fmt::format("the local pointer '{}', which has no value the analysis sees", name));
+        return;
+    }
+    if (info->addressTaken) {
+        unknown(fmt::format("the local pointer '{}', whose address is taken", name));
+        return;
+    }
+    if (!targetsEvaluating_.insert(vd).second) {
+        return; // `p = p + 1`: the other definitions say where it points
+    }
+    for (const Expr* v : info->values) {
+        if (vd->getType()->isReferenceType()) {
+            targetsOfObject(v, out, depth + 1); // `float& r = g[i];`: what r names
+        } else {
+            targetsOfPointer(v, out, depth + 1);
+        }
+    }
+    targetsEvaluating_.erase(vd);
 }
 
 // ============================================================================ values ====

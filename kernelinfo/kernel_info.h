@@ -236,6 +236,20 @@ struct AllocationSite {
     bool operator==(const AllocationSite&) const = default;
 };
 
+/// A `__device__` or `__managed__` variable a kernel accesses by name, in its body or in a
+/// `__device__` function it calls. A pointer argument into it sees those accesses behind the
+/// accessor's back: the runtime keeps an array that may share memory with it where the program
+/// keeps it when either is written (docs/placer.md, "Aliasing").
+struct GlobalAccess {
+    std::string name;        ///< qualified as host code names it ("g", "ns::g")
+    bool managed = false;    ///< `__managed__`
+    bool written = false;    ///< written, atomically updated, or its address taken
+    bool sized = true;       ///< false: declared without a size (`extern __device__ T g[];`)
+    SourceLocation location; ///< the first write (the first access when only read)
+    std::string how;         ///< what was seen there ("'g[i]' is written")
+    bool operator==(const GlobalAccess&) const = default;
+};
+
 struct KernelParam {
     std::string name;
     std::string type;
@@ -259,6 +273,16 @@ struct KernelInfo {
     /// Accesses through pointers that are not arrays of the kernel (a structure's pointer
     /// member, a local pointer computed from an array): "file:line:col: what".
     std::vector<std::string> untracked;
+    /// The `__device__`/`__managed__` variables accessed by name, in order of first access.
+    std::vector<GlobalAccess> globals;
+    /// Writes (and reads) through pointers whose target neither the frontend nor the runtime
+    /// knows: a pointer read from memory or from a structure member, a `__device__` pointer
+    /// variable, a pointer passed to a function whose body is not visible. "line:col: what".
+    /// A write: no array of the kernel may leave the place the program keeps it in, except for
+    /// global and the L2 persisting window (they read what is in memory); a read: no written
+    /// array may (shared staging would hide its writes).
+    std::vector<std::string> unknownWrites;
+    std::vector<std::string> unknownReads;
 
     const ArrayInfo* findArray(std::string_view name) const;
     ArrayInfo* findArray(std::string_view name);

@@ -409,6 +409,26 @@ KernelInfo readKernel(const Reader& r, const std::string& mainFile) {
     if (r.has("untracked")) {
         k.untracked = readStrings(r.at("untracked"));
     }
+    if (r.has("globals")) {
+        Reader globals = r.at("globals");
+        for (size_t i = 0; i < globals.size(); ++i) {
+            Reader g = globals.at(i);
+            GlobalAccess ga;
+            ga.name = g.at("name").str();
+            ga.managed = g.has("managed") && g.at("managed").boolean();
+            ga.written = g.at("written").boolean();
+            ga.sized = !g.has("sized") || g.at("sized").boolean();
+            ga.location = readLocation(g, mainFile);
+            ga.how = g.strOr("how");
+            k.globals.push_back(std::move(ga));
+        }
+    }
+    if (r.has("unknown_writes")) {
+        k.unknownWrites = readStrings(r.at("unknown_writes"));
+    }
+    if (r.has("unknown_reads")) {
+        k.unknownReads = readStrings(r.at("unknown_reads"));
+    }
     return k;
 }
 
@@ -575,6 +595,30 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
     j["launches"] = std::move(launches);
     if (!k.untracked.empty()) {
         j["untracked"] = k.untracked;
+    }
+    if (!k.globals.empty()) {
+        ojson globals = ojson::array();
+        for (const auto& g : k.globals) {
+            ojson jg;
+            jg["name"] = g.name;
+            if (g.managed) {
+                jg["managed"] = true;
+            }
+            jg["written"] = g.written;
+            if (!g.sized) {
+                jg["sized"] = false;
+            }
+            putLocation(jg, g.location, mainFile);
+            jg["how"] = g.how;
+            globals.push_back(std::move(jg));
+        }
+        j["globals"] = std::move(globals);
+    }
+    if (!k.unknownWrites.empty()) {
+        j["unknown_writes"] = k.unknownWrites;
+    }
+    if (!k.unknownReads.empty()) {
+        j["unknown_reads"] = k.unknownReads;
     }
     return j;
 }

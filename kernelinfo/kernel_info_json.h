@@ -40,7 +40,11 @@
 //                   "grid": {"text": "(n + 127) / 128", "value"?: [8,1,1]}, "block": {...},
 //                   "shared_bytes": {"text": "", "value"?: 0}, "stream": {"text": ""},
 //                   "arguments": ["d_a", "n"]}],
-//     "untracked"?: ["12:7: g.col[i]: pointer read from a structure member"]}],
+//     "untracked"?: ["12:7: g.col[i]: pointer read from a structure member"],
+//     "globals"?: [{"name": "ns::g", "managed"?: true, "written": true, "sized"?: false,
+//                   "line": 8, "column": 5, "how": "'g[i]' is written"}],
+//     "unknown_writes"?: ["12:7: 'p->x' is written through a pointer read from memory"],
+//     "unknown_reads"?: ["..."]}],
 //  "allocations": [{"variable": "d_a", "call": "cudaMalloc", "line": 20, "column": 5,
 //                   "function": "main", "bytes_text": "n * sizeof(float)", "bytes": 4096}],
 //  "warnings": ["k.cu:9:3: warning: ..."]}

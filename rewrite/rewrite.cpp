@@ -1735,6 +1735,106 @@ std::string jitMembers(const Group& g, const std::string& in1) {
     return out;
 }
 
+/// `s` as a C string literal.
+std::string cString(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+/// "first (and N more)" for a list of unknown accesses, or empty.
+std::string firstOf(const std::vector<std::string>& list) {
+    if (list.empty()) {
+        return {};
+    }
+    return list.size() == 1 ? list[0] : fmt::format("{} (and {} more)", list[0], list.size() - 1);
+}
+
+/// The descriptor's aliasing members (docs/rewrite-contract.md §6): the `__device__` and
+/// `__managed__` variables the kernel accesses by name, with a function that finds each one's
+/// device memory, and its writes and reads through pointers whose target is unknown. The union
+/// over the group's instantiations; nothing when there is nothing to say.
+std::string aliasMembers(const Group& g, const std::vector<ki::KernelInfo>& kernels,
+                         const std::string& in1) {
+    std::vector<ki::GlobalAccess> globals;
+    std::vector<std::string> unknownWrites;
+    std::vector<std::string> unknownReads;
+    for (size_t k : g.kernels) {
+        const ki::KernelInfo& kinfo = kernels[k];
+        for (const ki::GlobalAccess& ga : kinfo.globals) {
+            if (!ga.sized) {
+                // No size to compare addresses with: whatever may point into it is unknown.
+                std::string what = fmt::format("{}: the global '{}' is declared without a size",
+                                               ki::formatLocation(ga.location), ga.name);
+                (ga.written ? unknownWrites : unknownReads).push_back(std::move(what));
+                continue;
+            }
+            auto it = std::find_if(globals.begin(), globals.end(),
+                                   [&](const ki::GlobalAccess& o) { return o.name == ga.name; });
+            if (it == globals.end()) {
+                globals.push_back(ga);
+            } else {
+                it->written = it->written || ga.written;
+            }
+        }
+        unknownWrites.insert(unknownWrites.end(), kinfo.unknownWrites.begin(),
+                             kinfo.unknownWrites.end());
+        unknownReads.insert(unknownReads.end(), kinfo.unknownReads.begin(),
+                            kinfo.unknownReads.end());
+    }
+    std::string out;
+    if (!globals.empty()) {
+        std::vector<std::string> descs;
+        for (const ki::GlobalAccess& ga : globals) {
+            descs.push_back(
+                fmt::format("{{{}, {}}}", cString(ga.name),
+                            ga.written ? "memplace::Mode::ReadWrite" : "memplace::Mode::Read"));
+        }
+        out += in1 + "// The __device__ variables it accesses by name: an array that may share "
+                     "memory with one\n";
+        out += in1 + "// of them stays where the program keeps it when either is written.\n";
+        out += in1 +
+               wrapList(fmt::format("static constexpr memplace::GlobalDesc globals[{}] = {{",
+                                    globals.size()),
+                        descs, "};", in1 + "    ", in1.size()) +
+               "\n";
+        out += in1 + "static cudaError_t globalRange(int k, void** address, size_t* bytes) {\n";
+        out += in1 + "    switch (k) {\n";
+        for (size_t i = 0; i < globals.size(); ++i) {
+            out += fmt::format(
+                "{}    case {}:\n{}        return memplace::{}(::{}, address, bytes);\n", in1, i,
+                in1, globals[i].managed ? "managedRange" : "symbolRange", globals[i].name);
+        }
+        out += in1 + "    }\n";
+        out += in1 + "    return cudaErrorInvalidSymbol;\n";
+        out += in1 + "}\n";
+    }
+    if (!unknownWrites.empty()) {
+        out += in1 + "// It writes through a pointer whose target is unknown: no array leaves "
+                     "where the program\n";
+        out += in1 + "// keeps it (but for global and l2persist).\n";
+        out += in1 + "static constexpr const char* unknownWrites =\n";
+        out += in1 + "    " + cString(firstOf(unknownWrites)) + ";\n";
+    }
+    if (!unknownReads.empty()) {
+        out += in1 + "// It reads through a pointer whose target is unknown: no written array "
+                     "leaves where the\n";
+        out += in1 + "// program keeps it (but for global and l2persist).\n";
+        out += in1 + "static constexpr const char* unknownReads =\n";
+        out += in1 + "    " + cString(firstOf(unknownReads)) + ";\n";
+    }
+    return out;
+}
+
 std::string Rewriter::descriptor(const Group& g, const std::string& indent) const {
     const FunctionDecl* p = g.pattern;
     const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
@@ -1792,6 +1892,7 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
         }
         out += "\n";
     }
+    out += aliasMembers(g, a_.info().kernels, in1);
     out += jitMembers(g, in1);
     out += in1 + "template <class... Acc>\n";
     out += fmt::format("{}static auto kernel() {{ return &{}<{}Acc...>; }}\n", in1,

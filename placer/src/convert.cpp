@@ -259,13 +259,13 @@ Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result
         t.length = length;
         t.mode = widen(fromMode(a.mode), reads[j], writes[j], atomics[j]);
         PlaceSet f;
-        const bool aliased = !info.sharesMemoryWithWritten(j).empty();
+        const bool aliased = !info.aliasHazard(j).empty();
         for (Place p : kAllPlaces) {
             if (!a.feasible.contains(p) || p == Place::Registers) {
                 continue;
             }
             if (aliased && p != Place::Global && p != Place::L2Persist && p != a.original) {
-                continue; // the runtime would fall back: see LaunchInfo::sharesMemoryWithWritten
+                continue; // the runtime would fall back: see LaunchInfo::aliasHazard
             }
             if (!a.extentKnown && p != Place::Global && p != Place::ReadOnly) {
                 continue;

@@ -152,6 +152,10 @@ struct Runtime {
     uint64_t launches = 0; // launch ids handed out
     // the default instantiation's (registers, static shared bytes), per (device, function)
     std::map<std::pair<int, const void*>, std::pair<int, std::size_t>> funcAttrs;
+    /// The device memory of each global a descriptor names (its globalRange), per (device,
+    /// globalRange function, index): address, bytes, found.
+    std::map<std::tuple<int, const void*, int>, std::tuple<const void*, std::size_t, bool>>
+        globalRanges;
     // just-in-time instantiation
     JitPolicy jitPolicy = JitPolicy::Auto;
     bool jitApiPolicy = false; ///< setJitMode was called (the environment no longer counts)
@@ -420,6 +424,35 @@ bool findExtent(Runtime& r, const void* ptr, std::size_t& bytes, long long& widt
     }
     bytes = static_cast<std::size_t>(base + size - p);
     return true;
+}
+
+/// What the kernel accesses besides its arrays (the descriptor's aliasing members): the device
+/// memory of each global it names (found once per device; cudaGetSymbolAddress and
+/// cudaGetSymbolSize through the descriptor's globalRange), and its unknown writes and reads.
+void fillAliasing(Runtime& r, const KernelView& kv, int device, LaunchInfo& info) {
+    info.unknownWrites = kv.unknownWrites != nullptr ? kv.unknownWrites : "";
+    info.unknownReads = kv.unknownReads != nullptr ? kv.unknownReads : "";
+    info.globals.clear();
+    for (int k = 0; k < kv.globalCount; ++k) {
+        GlobalRange g;
+        g.name = kv.globals[k].name;
+        g.mode = kv.globals[k].mode;
+        const auto key = std::make_tuple(device, reinterpret_cast<const void*>(kv.globalRange), k);
+        auto it = r.globalRanges.find(key);
+        if (it == r.globalRanges.end()) {
+            void* address = nullptr;
+            std::size_t bytes = 0;
+            const bool found = kv.globalRange != nullptr &&
+                               kv.globalRange(k, &address, &bytes) == cudaSuccess &&
+                               address != nullptr;
+            if (!found) {
+                (void)cudaGetLastError(); // the program's next cudaGetLastError is its own
+            }
+            it = r.globalRanges.emplace(key, std::make_tuple(address, bytes, found)).first;
+        }
+        std::tie(g.ptr, g.bytes, g.found) = it->second;
+        info.globals.push_back(std::move(g));
+    }
 }
 
 const char* dispatchName(int inst) {
@@ -1157,6 +1190,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
         ar.source = "default";
         plan.handles[j].ptr = const_cast<void*>(la.ptrs[j]);
     }
+    fillAliasing(r, kv, st->device, info);
     info.compiled.resize(static_cast<std::size_t>(kv.numCompiled));
     for (int c = 0; c < kv.numCompiled; ++c) {
         info.compiled[c].assign(kv.compiled + static_cast<std::ptrdiff_t>(c) * n,
@@ -1365,11 +1399,11 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
                   "memplace::setExtent)";
         } else if (p != d.original && p != Place::L2Persist) {
             // The program as written is its author's; a place memplace chooses must not read
-            // memory another array of the launch writes (or stage memory another reads).
-            if (const std::string other = info.sharesMemoryWithWritten(static_cast<std::size_t>(j));
-                !other.empty()) {
-                why = std::string(placeName(p)) + ": the array may share memory with '" + other +
-                      "', and one of them is written";
+            // memory the kernel writes by another way (another array, a global by name, an
+            // unknown pointer), nor stage memory read by another way.
+            if (const std::string hazard = info.aliasHazard(static_cast<std::size_t>(j));
+                !hazard.empty()) {
+                why = std::string(placeName(p)) + ": " + hazard;
             }
         }
         if (!why.empty()) {
@@ -2066,6 +2100,29 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         it->bytes = std::max(it->bytes, ai.extentBytes);
         it->restore = it->restore || ai.mode != Mode::Write;
         it->names += (it->names.empty() ? "" : "/") + ai.name;
+    }
+    // The __device__ variables the kernel writes by name are restored before each launch too (and
+    // compared), so that every placement starts from the program's state and the sweep leaves
+    // it as it found it; memory written through pointers nobody knows cannot be: no sweep.
+    for (const GlobalRange& g : info.globals) {
+        if (!fatal.empty() || g.mode == Mode::Read) {
+            continue;
+        }
+        if (!g.found || g.bytes == 0) {
+            fatal =
+                "the memory of the global " + g.name + ", which the kernel writes, was not found";
+            break;
+        }
+        SweepBuffer b;
+        b.ptr = const_cast<void*>(g.ptr);
+        b.bytes = g.bytes;
+        b.restore = true;
+        b.names = g.name;
+        bufs.push_back(b);
+    }
+    if (fatal.empty() && !info.unknownWrites.empty()) {
+        fatal = "the kernel writes through a pointer whose target is unknown (" +
+                info.unknownWrites + "): its launches cannot be undone";
     }
     // Read arrays that alias a written one (listed before it) are read: restore.
     for (SweepBuffer& b : bufs) {

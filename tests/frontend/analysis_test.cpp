@@ -438,6 +438,123 @@ int main() {
     EXPECT_EQ(k.launches[0].sharedBytes.text, "128 * sizeof(int)");
 }
 
+/// The global of `k` named `name`, or null.
+const ki::GlobalAccess* globalOf(const ki::KernelInfo& k, const std::string& name) {
+    for (const auto& g : k.globals) {
+        if (g.name == name) {
+            return &g;
+        }
+    }
+    return nullptr;
+}
+
+TEST(Frontend, GlobalsAccessedByNameForAliasing) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+__device__ float g_arr[256];
+__device__ float g_read[256];
+__device__ unsigned g_count;
+namespace ns { __device__ float g_ns[8]; }
+struct P { float x[4]; };
+__device__ P g_struct;
+__device__ float g_help[16];
+__device__ void put(int i, float v) { g_help[i] = v; }
+__device__ void inc(unsigned* c) { atomicAdd(c, 1u); }
+__global__ void k(const float* in, float* out) {
+    int i = threadIdx.x;
+    g_arr[i] = in[i];
+    out[i] = g_read[i];
+    atomicAdd(&g_count, 1u);
+    ns::g_ns[i] = 0;
+    g_struct.x[i] = 1;
+    put(i, 2);
+    float* p = g_read;
+    p[i] = 3;
+}
+__global__ void only_reads(float* out) { out[threadIdx.x] = g_read[threadIdx.x]; }
+__global__ void helper_ptr() { inc(&g_count); }
+)");
+    auto an = s.analyze();
+    ASSERT_TRUE(an);
+    const auto& k = kernel(*an, "k");
+    for (const char* name : {"g_arr", "g_count", "ns::g_ns", "g_struct", "g_help"}) {
+        const ki::GlobalAccess* g = globalOf(k, name);
+        ASSERT_NE(g, nullptr) << name;
+        EXPECT_TRUE(g->written) << name;
+    }
+    EXPECT_FALSE(globalOf(k, "g_arr")->managed);
+    // Read by name, then written through a local pointer initialised from it.
+    ASSERT_NE(globalOf(k, "g_read"), nullptr);
+    EXPECT_TRUE(globalOf(k, "g_read")->written);
+    EXPECT_EQ(globalOf(k, "g_read")->location.line, s.find("p[i] = 3").first);
+    EXPECT_EQ(globalOf(k, "g_arr")->location.line, s.find("g_arr[i] = in").first);
+    EXPECT_TRUE(k.unknownWrites.empty());
+    const auto& r = kernel(*an, "only_reads");
+    ASSERT_EQ(r.globals.size(), 1u);
+    EXPECT_FALSE(r.globals[0].written);
+    // A pointer parameter of a helper: its argument says what it points into.
+    const auto& h = kernel(*an, "helper_ptr");
+    ASSERT_NE(globalOf(h, "g_count"), nullptr);
+    EXPECT_TRUE(globalOf(h, "g_count")->written);
+    EXPECT_TRUE(h.unknownWrites.empty());
+
+    // The JSON round trip keeps them.
+    auto back = ki::fileInfoFromJson(nlohmann::json::parse(ki::toJson(an->info()).dump()));
+    ASSERT_TRUE(back.ok()) << back.message();
+    ASSERT_EQ(back->kernels.size(), an->info().kernels.size());
+    for (size_t i = 0; i < back->kernels.size(); ++i) {
+        EXPECT_EQ(back->kernels[i].globals, an->info().kernels[i].globals);
+        EXPECT_EQ(back->kernels[i].unknownWrites, an->info().kernels[i].unknownWrites);
+        EXPECT_EQ(back->kernels[i].unknownReads, an->info().kernels[i].unknownReads);
+    }
+}
+
+TEST(Frontend, WritesThroughPointersWhoseTargetIsUnknown) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+struct T { float* p; };
+__device__ float* g_ptr;
+__device__ void opaque(float* p);
+__global__ void member(const float* in, T t) { t.p[threadIdx.x] = in[threadIdx.x]; }
+__global__ void devptr(const float* in) { g_ptr[threadIdx.x] = in[threadIdx.x]; }
+__global__ void loaded(float** rows, const float* in) { rows[1][threadIdx.x] = in[0]; }
+__global__ void arrow(const float* in, T* ts) { ts[0].p[0] = in[0]; }
+__global__ void escaped(float* out) { float* q = out + 1; opaque(q); }
+__global__ void reads(float* out, T t) { out[threadIdx.x] = t.p[threadIdx.x]; }
+__global__ void known(const float* in, float* out) {
+    float local[4];
+    float* p = out + threadIdx.x;
+    float* q = threadIdx.x ? p : local;
+    *q = in[0];
+    local[threadIdx.x & 3] = 1;
+    __shared__ float tile[32];
+    float* s = tile;
+    s[threadIdx.x] = 2;
+    out[0] = local[0] + tile[0];
+}
+)");
+    auto an = s.analyze();
+    ASSERT_TRUE(an);
+    for (const char* name : {"member", "devptr", "loaded", "arrow"}) {
+        const auto& k = kernel(*an, name);
+        ASSERT_EQ(k.unknownWrites.size(), 1u) << name;
+    }
+    EXPECT_NE(kernel(*an, "member").unknownWrites[0].find("structure member"), std::string::npos);
+    EXPECT_NE(kernel(*an, "devptr").unknownWrites[0].find("__device__ pointer 'g_ptr'"),
+              std::string::npos);
+    EXPECT_NE(kernel(*an, "loaded").unknownWrites[0].find("read from memory"), std::string::npos);
+    // A pointer into a parameter handed to a function whose body is not visible: the
+    // parameter's hazard covers it (the runtime sees the parameter).
+    EXPECT_TRUE(kernel(*an, "escaped").unknownWrites.empty());
+    const auto& r = kernel(*an, "reads");
+    EXPECT_TRUE(r.unknownWrites.empty());
+    ASSERT_EQ(r.unknownReads.size(), 1u);
+    const auto& k = kernel(*an, "known");
+    EXPECT_TRUE(k.unknownWrites.empty()) << k.unknownWrites[0];
+    EXPECT_TRUE(k.unknownReads.empty());
+    EXPECT_TRUE(k.globals.empty());
+}
+
 TEST(Frontend, RewriterRanges) {
     REQUIRE_CUDA();
     Snippet s(std::string(kHeader) + R"(

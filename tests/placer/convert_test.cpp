@@ -229,6 +229,58 @@ TEST(ToTrace, ArraysSharingMemoryWithAWrittenOneKeepTheSafePlaces) {
     EXPECT_TRUE(apart->header().arrays[1].feasible.contains(Place::Shared));
 }
 
+TEST(ToTrace, ArraysThatMayAliasAWrittenGlobalKeepTheSafePlaces) {
+    // saxpy(x, y) with x pointing into a __device__ array the kernel writes by name.
+    LaunchInfo info = saxpyInfo(1 << 10);
+    const auto x = reinterpret_cast<std::uintptr_t>(info.arrays[0].ptr);
+    GlobalRange g;
+    g.name = "g_buf";
+    g.mode = Mode::ReadWrite;
+    g.ptr = reinterpret_cast<const void*>(x - 64); // x is a sub-range of it
+    g.bytes = info.arrays[0].extentBytes + 64;
+    g.found = true;
+    info.globals.push_back(g);
+    EXPECT_EQ(info.sharesMemoryWithWritten(0), ""); // the parameters do not overlap
+    EXPECT_NE(info.aliasHazard(0).find("the global 'g_buf', which the kernel writes by name"),
+              std::string::npos)
+        << info.aliasHazard(0);
+    EXPECT_EQ(info.aliasHazard(1), "");
+    auto t = toTrace(info, saxpyResult(info, {0}), nullptr);
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_EQ(t->header().arrays[0].feasible, (PlaceSet{Place::Global, Place::L2Persist}));
+    EXPECT_TRUE(t->header().arrays[1].feasible.contains(Place::Shared));
+
+    // Read by name only: a read-only array may move; a written one that overlaps it may not.
+    info.globals[0].mode = Mode::Read;
+    EXPECT_EQ(info.aliasHazard(0), "");
+    info.globals[0].ptr = info.arrays[1].ptr;
+    EXPECT_NE(info.aliasHazard(1).find("reads by name, and the array is written"),
+              std::string::npos)
+        << info.aliasHazard(1);
+    // Elsewhere: no hazard; not found: it may be anywhere.
+    info.globals[0].mode = Mode::ReadWrite;
+    info.globals[0].ptr = reinterpret_cast<const void*>(0x10);
+    info.globals[0].bytes = 16;
+    EXPECT_EQ(info.aliasHazard(0), "");
+    EXPECT_EQ(info.aliasHazard(1), "");
+    info.globals[0].found = false;
+    EXPECT_NE(info.aliasHazard(0).find("was not found"), std::string::npos);
+    info.globals.clear();
+
+    // Writes through an unknown pointer: every array; reads through one: written arrays.
+    info.unknownReads = "9:5: 't.p[i]': a pointer read from a structure member";
+    EXPECT_EQ(info.aliasHazard(0), "");
+    EXPECT_NE(info.aliasHazard(1).find("reads through a pointer whose target is unknown"),
+              std::string::npos);
+    info.unknownWrites = "9:5: 't.p[i]': a pointer read from a structure member";
+    EXPECT_NE(info.aliasHazard(0).find("writes through a pointer whose target is unknown (9:5"),
+              std::string::npos);
+    auto u = toTrace(info, saxpyResult(info, {0}), nullptr);
+    ASSERT_TRUE(u) << u.message();
+    EXPECT_EQ(u->header().arrays[0].feasible, (PlaceSet{Place::Global, Place::L2Persist}));
+    EXPECT_EQ(u->header().arrays[1].feasible, (PlaceSet{Place::Global, Place::L2Persist}));
+}
+
 TEST(ToTrace, RegistersSharedAndPartialWarps) {
     LaunchInfo info = saxpyInfo(1000);
     info.registers = 40;

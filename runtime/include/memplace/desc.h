@@ -33,6 +33,16 @@ struct ArrayDesc {
     Place original = Place::Global;
 };
 
+/// A `__device__` or `__managed__` variable the kernel accesses by name (the descriptor's
+/// optional `globals`, with `globalRange(k, &address, &bytes)` finding its device memory). A
+/// pointer argument into it sees those accesses behind the accessor's back, so the runtime
+/// keeps an array that may share memory with it where the program keeps it (or global, or the
+/// L2 persisting window) when either of the two is written.
+struct GlobalDesc {
+    const char* name; ///< as host code names it ("ns::g")
+    Mode mode;        ///< Read, or ReadWrite: written, atomically updated, or its address taken
+};
+
 // Place masks for ArrayDesc::places. The runtime re-checks what it can (a written array never
 // goes to a read-only place; texture needs an element size of 1, 2, 4, 8 or 16 bytes; constant
 // and shared need the array to fit), so a mask may be generous but never wrong about what the

@@ -40,6 +40,15 @@ struct KernelView {
     int jitConstantCount = 0;
     const char* const* jitConstants = nullptr;
     const void* const* jitConstantShadows = nullptr;
+    /// Aliasing (the descriptor's optional globals, globalRange, unknownWrites, unknownReads):
+    /// the __device__/__managed__ variables the kernel accesses by name and a function that
+    /// finds the device memory of the k-th; why the kernel writes (reads) through pointers whose
+    /// target nobody knows, null when it does not.
+    int globalCount = 0;
+    const GlobalDesc* globals = nullptr;
+    cudaError_t (*globalRange)(int k, void** address, std::size_t* bytes) = nullptr;
+    const char* unknownWrites = nullptr;
+    const char* unknownReads = nullptr;
     /// Keeps the GPU busy for `ns` nanoseconds on `stream` (a one-thread kernel of this TU);
     /// null under the CPU emulation layer. Timed launches a policy asks for start with it.
     cudaError_t (*spin)(long long ns, cudaStream_t stream) = nullptr;

@@ -40,6 +40,15 @@ struct ArrayInfo {
     bool textureFeasible = true;
 };
 
+/// A `__device__` or `__managed__` variable the kernel accesses by name, as the runtime found it.
+struct GlobalRange {
+    std::string name;
+    Mode mode = Mode::Read; ///< ReadWrite when the kernel writes it
+    const void* ptr = nullptr;
+    std::size_t bytes = 0;
+    bool found = false; ///< false: its device memory could not be found (then it may be anywhere)
+};
+
 /// A launch as the policy sees it: the kernel and its input signature.
 struct LaunchInfo {
     std::string kernel;
@@ -75,6 +84,51 @@ struct LaunchInfo {
             const std::uintptr_t bhi = blo + (b.extentKnown ? b.extentBytes : 1);
             if (lo < bhi && blo < hi) {
                 return b.name;
+            }
+        }
+        return {};
+    }
+    /// What the kernel accesses besides its arrays (the descriptor's aliasing members): the
+    /// globals it names, and why it writes (reads) through pointers nobody can follow (empty:
+    /// it does not).
+    std::vector<GlobalRange> globals;
+    std::string unknownWrites;
+    std::string unknownReads;
+
+    /// Why array j may alias memory the kernel writes behind its accessor, or empty. Then only
+    /// global, l2persist and the array's original place are safe for it (they read and write
+    /// memory where it is): another array of the launch that overlaps it while one of the two
+    /// is written (sharesMemoryWithWritten), a global the kernel accesses by name that overlaps
+    /// it while one of the two is written (or whose memory was not found), a write through an
+    /// unknown pointer, or, for a written array, a read through one.
+    std::string aliasHazard(std::size_t j) const {
+        const ArrayInfo& a = arrays[j];
+        if (!unknownWrites.empty()) {
+            return "the kernel writes through a pointer whose target is unknown (" + unknownWrites +
+                   ")";
+        }
+        if (a.mode != Mode::Read && !unknownReads.empty()) {
+            return "the kernel reads through a pointer whose target is unknown (" + unknownReads +
+                   "), and the array is written";
+        }
+        if (const std::string other = sharesMemoryWithWritten(j); !other.empty()) {
+            return "the array may share memory with '" + other + "', and one of them is written";
+        }
+        const auto lo = reinterpret_cast<std::uintptr_t>(a.ptr);
+        const std::uintptr_t hi = lo + (a.extentKnown ? a.extentBytes : 1);
+        for (const GlobalRange& g : globals) {
+            if (a.mode == Mode::Read && g.mode == Mode::Read) {
+                continue;
+            }
+            const auto glo = reinterpret_cast<std::uintptr_t>(g.ptr);
+            const std::string what = "the global '" + g.name + "', which the kernel " +
+                                     (g.mode == Mode::Read ? "reads" : "writes") + " by name";
+            if (!g.found) {
+                return "the device memory of " + what + ", was not found";
+            }
+            if (a.ptr != nullptr && lo < glo + g.bytes && glo < hi) {
+                return "the array may share memory with " + what +
+                       (g.mode == Mode::Read ? ", and the array is written" : "");
             }
         }
         return {};

@@ -16,6 +16,10 @@
 //   static constexpr const char* jitSource = R"memplace(...)memplace";    // optional (JIT)
 //   static constexpr const char* jitKernel = "kernel";                     // with jitSource
 //   static constexpr const char* jitTypes[numArrays] = {"const float", ...};
+//   static constexpr memplace::GlobalDesc globals[N] = {{"g", memplace::Mode::ReadWrite}};
+//   static cudaError_t globalRange(int k, void** address, size_t* bytes);  // with globals
+//   static constexpr const char* unknownWrites = "12:5: ...";  // optional (aliasing)
+//   static constexpr const char* unknownReads = "12:5: ...";   // optional (aliasing)
 #pragma once
 
 #include "memplace/accessors.cuh"
@@ -51,6 +55,21 @@ struct Instantiations {};
 /// The places one array may take, for Cartesian.
 template <Place... P>
 struct PlaceList {};
+
+/// The device memory of a `__device__` variable of the program (the descriptor's globalRange):
+/// the CUDA runtime finds it from the host shadow, per device.
+template <class T>
+cudaError_t symbolRange(const T& symbol, void** address, std::size_t* bytes) {
+    const cudaError_t e = cudaGetSymbolAddress(address, symbol);
+    return e != cudaSuccess ? e : cudaGetSymbolSize(bytes, symbol);
+}
+/// The same for a `__managed__` variable: host code's address of it is its unified address.
+template <class T>
+cudaError_t managedRange(const T& symbol, void** address, std::size_t* bytes) {
+    *address = const_cast<void*>(static_cast<const void*>(&symbol));
+    *bytes = sizeof(T);
+    return cudaSuccess;
+}
 
 namespace detail {
 
@@ -237,6 +256,38 @@ struct JitConstantsOf<K, std::void_t<decltype(K::jitConstants), decltype(K::jitC
         static_cast<int>(sizeof(K::jitConstants) / sizeof(K::jitConstants[0]));
     static const char* const* names() { return K::jitConstants; }
     static const void* shadow(int k) { return K::jitConstant(k); }
+};
+
+/// The descriptor's aliasing members (docs/rewrite-contract.md §6): the globals it accesses by
+/// name and the writes and reads through pointers nobody can follow, or none (an older
+/// descriptor: nothing known beyond its parameters).
+template <class K, class = void>
+struct GlobalsOf {
+    static constexpr int count = 0;
+    static const GlobalDesc* descs() { return nullptr; }
+    static constexpr cudaError_t (*range)(int, void**, std::size_t*) = nullptr;
+};
+template <class K>
+struct GlobalsOf<K, std::void_t<decltype(K::globals), decltype(&K::globalRange)>> {
+    static constexpr int count = static_cast<int>(sizeof(K::globals) / sizeof(K::globals[0]));
+    static const GlobalDesc* descs() { return K::globals; }
+    static constexpr cudaError_t (*range)(int, void**, std::size_t*) = &K::globalRange;
+};
+template <class K, class = void>
+struct UnknownWritesOf {
+    static constexpr const char* value = nullptr;
+};
+template <class K>
+struct UnknownWritesOf<K, std::void_t<decltype(K::unknownWrites)>> {
+    static constexpr const char* value = K::unknownWrites;
+};
+template <class K, class = void>
+struct UnknownReadsOf {
+    static constexpr const char* value = nullptr;
+};
+template <class K>
+struct UnknownReadsOf<K, std::void_t<decltype(K::unknownReads)>> {
+    static constexpr const char* value = K::unknownReads;
 };
 
 template <int J, class L>
@@ -631,6 +682,11 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
     detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
                           compiled, fns,     dynFn,     traceFn};
     kv.spin = sweepSpinFn();
+    kv.globalCount = detail::GlobalsOf<K>::count;
+    kv.globals = detail::GlobalsOf<K>::descs();
+    kv.globalRange = detail::GlobalsOf<K>::range;
+    kv.unknownWrites = detail::UnknownWritesOf<K>::value;
+    kv.unknownReads = detail::UnknownReadsOf<K>::value;
 #if !defined(MEMPLACE_EMU) // no NVRTC under the CPU emulation layer
     using JitConstants = detail::JitConstantsOf<K>;
     const void* jitShadows[JitConstants::count > 0 ? JitConstants::count : 1] = {};

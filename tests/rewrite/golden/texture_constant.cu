@@ -143,6 +143,16 @@ struct memplace_kernel_apply_lut {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // The __device__ variables it accesses by name: an array that may share memory with one
+    // of them stays where the program keeps it when either is written.
+    static constexpr memplace::GlobalDesc globals[1] = {{"d_lut", memplace::Mode::Read}};
+    static cudaError_t globalRange(int k, void** address, size_t* bytes) {
+        switch (k) {
+        case 0:
+            return memplace::symbolRange(::d_lut, address, bytes);
+        }
+        return cudaErrorInvalidSymbol;
+    }
     // Not compiled just in time: it uses the __device__ variable 'd_lut' (a just-in-time module
     // would have a copy of its own, and the kernel may write it). Placements not compiled in run
     // through the dynamic accessor.

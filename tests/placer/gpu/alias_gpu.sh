@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The aliasing test on a GPU (ctest placer_alias_gpu, label gpu): builds the rewritten aliasing
+# program with nvcc and the CUDA build of the Placer (build.sh), then runs alias_test.sh.
+#   alias_gpu.sh OUTDIR [BUILD_DIR]      exit 77 (skipped) without a GPU or nvcc
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:?usage: alias_gpu.sh OUTDIR [BUILD_DIR]}"
+build="${2:-$here/../../../build}"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "SKIP: no GPU (nvidia-smi failed)"
+  exit 77
+fi
+if ! command -v "${NVCC:-nvcc}" >/dev/null 2>&1; then
+  echo "SKIP: no nvcc"
+  exit 77
+fi
+mkdir -p "$out"
+"$here/build.sh" "$out" "$build" || exit 1
+exec "$here/../alias_test.sh" "$out/placer_alias_program" "$out/run"
