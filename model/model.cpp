@@ -992,6 +992,19 @@ double Model::evaluate(const Place* places, const uint8_t* present, Scratch& s, 
             s.pathLoad[p] = overlappedLoad(p, s.unitLoad);
         }
     }
+    // A NaN load compares false with everything: the placement would look free and be chosen
+    // (a wrapped grid once moved an array to shared memory on -nan costs). Checked traces and
+    // specs cannot produce one (tests/model/model_numbers_test.cpp); should one slip through,
+    // the placement is refused, so the original one stays.
+    for (size_t p = 0; p < paths_.size(); ++p) {
+        if (!std::isfinite(s.pathLoad[p])) {
+            if (reason != nullptr) {
+                *reason =
+                    fmt::format("the model's cost on path '{}' is not a finite number", paths_[p]);
+            }
+            return kInfeasible;
+        }
+    }
     double t = 0;
     size_t critical = 0;
     for (size_t p = 0; p < paths_.size(); ++p) {

@@ -28,8 +28,13 @@ uint64_t Histogram::binHigh(uint32_t bin) {
 }
 
 void Histogram::merge(const Histogram& other) {
-    for (uint32_t b = 0; b < kBins; ++b) {
-        bins_[b] += other.bins_[b];
+    if (!other.bins_.empty()) {
+        if (bins_.empty()) {
+            bins_.assign(kBins, 0.0);
+        }
+        for (uint32_t b = 0; b < kBins; ++b) {
+            bins_[b] += other.bins_[b];
+        }
     }
     reuses_ += other.reuses_;
     cold_ += other.cold_;
@@ -42,6 +47,9 @@ void Histogram::warmCold(double fraction, uint64_t distance) {
     }
     cold_ -= moved;
     reuses_ += moved;
+    if (bins_.empty()) {
+        bins_.assign(kBins, 0.0);
+    }
     // Evenly over [0, distance): each bin gets the share of that range it covers.
     const auto d = static_cast<double>(distance);
     for (uint32_t b = 0; b < kBins && static_cast<double>(binLow(b)) < d; ++b) {
@@ -52,6 +60,10 @@ void Histogram::warmCold(double fraction, uint64_t distance) {
 }
 
 void Histogram::finalize() {
+    if (bins_.empty()) {
+        prefix_.clear(); // no reuse: countBelow() answers 0 without prefix sums
+        return;
+    }
     prefix_.assign(kBins + 1, 0.0);
     for (uint32_t b = 0; b < kBins; ++b) {
         prefix_[b + 1] = prefix_[b] + bins_[b];
@@ -59,7 +71,7 @@ void Histogram::finalize() {
 }
 
 double Histogram::countBelow(double capacityLines) const {
-    if (capacityLines <= 0 || reuses_ == 0) {
+    if (capacityLines <= 0 || reuses_ == 0 || bins_.empty()) {
         return 0;
     }
     if (prefix_.empty()) {
@@ -87,7 +99,7 @@ double Histogram::hitFraction(double capacityLines) const {
 
 std::vector<double> Histogram::log2Buckets() const {
     std::vector<double> out;
-    for (uint32_t b = 0; b < kBins; ++b) {
+    for (uint32_t b = 0; b < bins_.size(); ++b) {
         if (bins_[b] == 0) {
             continue;
         }
@@ -104,7 +116,9 @@ std::vector<double> Histogram::log2Buckets() const {
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-constexpr uint32_t kMinCap = 1024;
+// A multiple of 64. Small: a trace of 65535 arrays has a stack per array and cache kind, and
+// 1024 slots each took 1.7 GB; the stack doubles as it fills.
+constexpr uint32_t kMinCap = 64;
 constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
 constexpr uint64_t kDenseLimit = uint64_t{1} << 26;
 

@@ -46,6 +46,9 @@ public:
             cold_ += weight;
             return;
         }
+        if (bins_.empty()) {
+            bins_.assign(kBins, 0.0);
+        }
         bins_[binOf(distance)] += weight;
         reuses_ += weight;
     }
@@ -74,10 +77,13 @@ public:
     /// Log2 buckets: entry k counts distances in [2^(k-1), 2^k) (k = 0: distance 0), then
     /// the cold accesses separately.
     std::vector<double> log2Buckets() const;
+    /// kBins entries, or none while no reuse was added.
     const std::vector<double>& bins() const { return bins_; }
 
 private:
-    std::vector<double> bins_ = std::vector<double>(kBins, 0.0);
+    /// Allocated at the first reuse: a trace of 65535 arrays has two histograms per array and
+    /// cache kind, most of them empty, and 4 KB each took 4 GB.
+    std::vector<double> bins_;
     std::vector<double> prefix_; ///< prefix_[b] = sum of bins_[0..b)
     double reuses_ = 0;
     double cold_ = 0;

@@ -55,7 +55,8 @@ enum class ConditionOp {
 };
 std::string_view conditionOpSpelling(ConditionOp op);
 
-/// An expression tree stored as a flat vector of nodes; children are indices into it.
+/// An expression tree stored as a flat vector of nodes; children are indices into it. The walks
+/// below recurse: the MSL parser bounds a condition to 256 nodes, hence its depth.
 class ConditionExpr {
 public:
     enum class Kind : uint8_t { Number, Variable, Unary, Binary };
@@ -78,6 +79,7 @@ public:
     int32_t root() const { return root_; }
     const Node& node(int32_t i) const { return nodes_[static_cast<size_t>(i)]; }
     bool empty() const { return root_ < 0; }
+    size_t size() const { return nodes_.size(); }
 
     /// MSL text with the parentheses precedence needs.
     std::string toString() const;

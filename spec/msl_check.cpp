@@ -28,6 +28,30 @@ constexpr double kDefaultConcurrency = 0.2;
 constexpr double kMaxLaunchCost = 1e12; // model cycles: far above any launch's stream work
 constexpr uint32_t kDefaultBanks = 32;
 
+// What a device can have, generously: the model sizes vectors by some of these (one entry per
+// SM, per lane, per bank), so an absurd value must be an error, not gigabytes (docs/msl.md).
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+constexpr uint64_t kGiB = 1024 * kMiB;
+constexpr uint64_t kMaxSms = 1024;
+constexpr uint64_t kMaxWarpSize = 64;
+constexpr double kMaxClockMHz = 10000;
+constexpr uint64_t kMaxThreads = 16384;              // per SM and per block
+constexpr uint64_t kMaxBlocksPerSm = 1024;           // also maxWarpsPerSm
+constexpr uint64_t kMaxRegisters = 16 * 1024 * 1024; // per SM and per block
+constexpr uint64_t kMaxRegistersPerThread = 1024;
+constexpr uint64_t kMaxAllocationUnit = 64 * 1024; // registers
+constexpr uint64_t kMaxSharedBytes = kGiB;         // per SM, per block, reserved
+constexpr uint64_t kMaxSharedUnit = kMiB;
+constexpr uint64_t kMaxMemoryBytes = uint64_t{1} << 50; // 1 PiB: any memory's size or capacity
+constexpr uint64_t kMaxBlockSize = kMiB;                // a line, sector or word
+constexpr uint64_t kMaxBanks = 1024;
+constexpr uint64_t kMaxMemoryId = INT32_MAX;
+
+// Names longer than this get no "did you mean": the edit distance is quadratic in the lengths,
+// and a 200,000-character name is not a typo.
+constexpr size_t kMaxSuggestionLength = 64;
+
 size_t editDistance(std::string_view a, std::string_view b) {
     std::vector<size_t> row(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) {
@@ -49,9 +73,18 @@ size_t editDistance(std::string_view a, std::string_view b) {
 
 /// "; did you mean 'x'?" when a candidate is close, else "".
 std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
+    if (word.size() > kMaxSuggestionLength) {
+        return {};
+    }
     std::string best;
     size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
     for (const auto& c : candidates) {
+        // The distance is at least the difference of the lengths: skip what cannot be close
+        // (and with it every candidate longer than the cap).
+        size_t lengthGap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+        if (lengthGap >= bestDistance) {
+            continue;
+        }
         size_t d = editDistance(word, c);
         if (d < bestDistance) {
             bestDistance = d;
@@ -133,7 +166,7 @@ public:
         return v.kind == Kind::Unknown || v.kind == Kind::Omitted || v.kind == Kind::NotApplicable;
     }
 
-    std::optional<uint64_t> count(const Field& f, uint64_t min = 0) {
+    std::optional<uint64_t> count(const Field& f, uint64_t min, uint64_t max) {
         const Value& v = f.value;
         if (isSpecial(v)) {
             specialNotAllowed(f);
@@ -143,16 +176,16 @@ public:
             expected(f, "a whole number");
             return std::nullopt;
         }
-        if (v.integer < static_cast<int64_t>(min)) {
+        if (v.integer < static_cast<int64_t>(min) || static_cast<uint64_t>(v.integer) > max) {
             r_.error(v.location,
-                     fmt::format("'{}' must be at least {}, found {}", f.name, min, v.integer));
+                     fmt::format("'{}' must be in {}..{}, found {}", f.name, min, max, v.integer));
             return std::nullopt;
         }
         return static_cast<uint64_t>(v.integer);
     }
 
     /// Bytes: a whole number with an optional B/KB/MB/GB (1024-based) suffix.
-    std::optional<uint64_t> bytes(const Field& f, const Value& v, uint64_t min = 1) {
+    std::optional<uint64_t> bytes(const Field& f, const Value& v, uint64_t min, uint64_t max) {
         if (isSpecial(v)) {
             specialNotAllowed(f);
             return std::nullopt;
@@ -174,16 +207,29 @@ public:
             expected(f, "a size in B, KB, MB or GB");
             return std::nullopt;
         }
+        // max <= 2^50 is exact in a double, and a NaN or an infinity fails every comparison
+        // but the first.
         double b = v.number * scale;
-        if (b != std::floor(b) || b < static_cast<double>(min) || b > 1e18) {
-            r_.error(v.location,
-                     fmt::format("'{}' must be a whole number of bytes, at least {}", f.name, min));
+        if (!std::isfinite(b) || b != std::floor(b) || b < static_cast<double>(min) ||
+            b > static_cast<double>(max)) {
+            r_.error(v.location, fmt::format("'{}' must be a whole number of bytes in {}..{}",
+                                             f.name, describeBytes(min), describeBytes(max)));
             return std::nullopt;
         }
         return static_cast<uint64_t>(b);
     }
-    std::optional<uint64_t> bytes(const Field& f, uint64_t min = 1) {
-        return bytes(f, f.value, min);
+    std::optional<uint64_t> bytes(const Field& f, uint64_t min, uint64_t max) {
+        return bytes(f, f.value, min, max);
+    }
+
+    /// 1024 -> "1 KB": the limits in messages, as a reader writes them.
+    static std::string describeBytes(uint64_t b) {
+        for (auto [unit, scale] : {std::pair{"GB", kGiB}, {"MB", kMiB}, {"KB", kKiB}}) {
+            if (b >= scale && b % scale == 0) {
+                return fmt::format("{} {}", b / scale, unit);
+            }
+        }
+        return fmt::format("{}", b);
     }
 
     std::optional<double> megahertz(const Field& f) {
@@ -192,11 +238,17 @@ public:
             specialNotAllowed(f);
             return std::nullopt;
         }
-        if (v.kind != Kind::Number || (v.unit != "MHz" && v.unit != "GHz") || v.number <= 0) {
+        if (v.kind != Kind::Number || (v.unit != "MHz" && v.unit != "GHz")) {
             expected(f, "a positive frequency such as 1755 MHz");
             return std::nullopt;
         }
-        return v.unit == "GHz" ? v.number * 1000 : v.number;
+        double mhz = v.unit == "GHz" ? v.number * 1000 : v.number;
+        if (!(mhz > 0 && mhz <= kMaxClockMHz)) { // false for NaN too
+            r_.error(v.location, fmt::format("'{}' must be in (0, {}] MHz, found {} {}", f.name,
+                                             kMaxClockMHz, v.number, v.unit));
+            return std::nullopt;
+        }
+        return mhz;
     }
 
     std::optional<bool> yesNo(const Field& f) {
@@ -264,7 +316,8 @@ public:
     /// A number without a unit in [0, max] (`zero`) or (0, max].
     std::optional<double> numberUpTo(const Field& f, const Value& v, double max, bool zero) {
         const bool below = zero ? v.number < 0 : v.number <= 0;
-        if (v.kind != Kind::Number || !v.unit.empty() || below || v.number > max) {
+        if (v.kind != Kind::Number || !v.unit.empty() || below || v.number > max ||
+            !std::isfinite(v.number)) {
             r_.error(v.location, fmt::format("'{}' expects a number in {}0, {}], found {}", f.name,
                                              zero ? "[" : "(", max,
                                              v.kind == Kind::Number ? fmt::format("{}", v.number)
@@ -495,24 +548,25 @@ const std::vector<FieldRule>& placeRules() {
 }
 
 bool usesVariable(const ConditionExpr& e, ConditionVar v) {
-    if (e.empty()) {
-        return false;
+    // Iterative: the walk must not depend on the parser's bound on the tree's depth.
+    std::vector<int32_t> pending;
+    if (!e.empty()) {
+        pending.push_back(e.root());
     }
-    std::function<bool(int32_t)> walk = [&](int32_t i) {
-        const auto& n = e.node(i);
-        switch (n.kind) {
-        case ConditionExpr::Kind::Variable:
-            return n.var == v;
-        case ConditionExpr::Kind::Number:
-            return false;
-        case ConditionExpr::Kind::Unary:
-            return walk(n.lhs);
-        case ConditionExpr::Kind::Binary:
-            return walk(n.lhs) || walk(n.rhs);
+    while (!pending.empty()) {
+        const auto& n = e.node(pending.back());
+        pending.pop_back();
+        if (n.kind == ConditionExpr::Kind::Variable && n.var == v) {
+            return true;
         }
-        return false;
-    };
-    return walk(e.root());
+        if (n.kind == ConditionExpr::Kind::Unary || n.kind == ConditionExpr::Kind::Binary) {
+            pending.push_back(n.lhs);
+        }
+        if (n.kind == ConditionExpr::Kind::Binary) {
+            pending.push_back(n.rhs);
+        }
+    }
+    return false;
 }
 
 /// Where a level list came from, to resolve `om` and report inconsistencies.
@@ -583,16 +637,17 @@ private:
     void checkProcessor(const Entry& e) {
         EntryFields fields(e, "the processor entry", processorRules(), r_);
         Processor& p = spec_.processor;
-        auto u32 = [&](std::string_view name, uint32_t& out, uint64_t min) {
+        // Every max is below 2^32: the casts keep the value.
+        auto u32 = [&](std::string_view name, uint32_t& out, uint64_t min, uint64_t max) {
             if (const Field* f = fields.get(name)) {
-                if (auto v = read_.count(*f, min)) {
-                    out = static_cast<uint32_t>(std::min<uint64_t>(*v, UINT32_MAX));
+                if (auto v = read_.count(*f, min, max)) {
+                    out = static_cast<uint32_t>(*v);
                 }
             }
         };
-        auto size = [&](std::string_view name, uint64_t& out, uint64_t min) {
+        auto size = [&](std::string_view name, uint64_t& out, uint64_t min, uint64_t max) {
             if (const Field* f = fields.get(name)) {
-                if (auto v = read_.bytes(*f, min)) {
+                if (auto v = read_.bytes(*f, min, max)) {
                     out = *v;
                 }
             }
@@ -603,30 +658,30 @@ private:
         if (const Field* f = fields.get("arch")) {
             p.arch = read_.text(*f).value_or("");
         }
-        u32("sms", p.sms, 1);
-        u32("warpSize", p.warpSize, 1);
+        u32("sms", p.sms, 1, kMaxSms);
+        u32("warpSize", p.warpSize, 1, kMaxWarpSize);
         if (const Field* f = fields.get("clock")) {
             p.clockMHz = read_.megahertz(*f).value_or(0);
         }
-        u32("maxThreadsPerSm", p.maxThreadsPerSm, 1);
-        u32("maxBlocksPerSm", p.maxBlocksPerSm, 1);
-        u32("maxRegistersPerSm", p.maxRegistersPerSm, 1);
-        size("maxSharedPerSm", p.maxSharedPerSm, 0);
-        u32("maxThreadsPerBlock", p.maxThreadsPerBlock, 1);
-        u32("maxRegistersPerBlock", p.maxRegistersPerBlock, 1);
-        u32("maxRegistersPerThread", p.maxRegistersPerThread, 1);
-        size("maxSharedPerBlock", p.maxSharedPerBlock, 0);
-        size("reservedSharedPerBlock", p.reservedSharedPerBlock, 0);
-        u32("registerAllocationUnit", p.registerAllocationUnit, 1);
+        u32("maxThreadsPerSm", p.maxThreadsPerSm, 1, kMaxThreads);
+        u32("maxBlocksPerSm", p.maxBlocksPerSm, 1, kMaxBlocksPerSm);
+        u32("maxRegistersPerSm", p.maxRegistersPerSm, 1, kMaxRegisters);
+        size("maxSharedPerSm", p.maxSharedPerSm, 0, kMaxSharedBytes);
+        u32("maxThreadsPerBlock", p.maxThreadsPerBlock, 1, kMaxThreads);
+        u32("maxRegistersPerBlock", p.maxRegistersPerBlock, 1, kMaxRegisters);
+        u32("maxRegistersPerThread", p.maxRegistersPerThread, 1, kMaxRegistersPerThread);
+        size("maxSharedPerBlock", p.maxSharedPerBlock, 0, kMaxSharedBytes);
+        size("reservedSharedPerBlock", p.reservedSharedPerBlock, 0, kMaxSharedBytes);
+        u32("registerAllocationUnit", p.registerAllocationUnit, 1, kMaxAllocationUnit);
         uint64_t sharedUnit = p.sharedAllocationUnit;
-        size("sharedAllocationUnit", sharedUnit, 1);
-        p.sharedAllocationUnit = static_cast<uint32_t>(std::min<uint64_t>(sharedUnit, UINT32_MAX));
+        size("sharedAllocationUnit", sharedUnit, 1, kMaxSharedUnit);
+        p.sharedAllocationUnit = static_cast<uint32_t>(sharedUnit);
         if (const Field* f = fields.get("unitOverlap")) {
             p.unitOverlap = read_.nonNegative(*f, 1).value_or(0);
         }
         const Field* warps = fields.get("maxWarpsPerSm");
         if (warps != nullptr && warps->value.kind != Kind::Omitted) {
-            u32("maxWarpsPerSm", p.maxWarpsPerSm, 1);
+            u32("maxWarpsPerSm", p.maxWarpsPerSm, 1, kMaxBlocksPerSm);
         } else if (p.warpSize > 0) {
             p.maxWarpsPerSm = p.maxThreadsPerSm / p.warpSize;
             if (warps != nullptr) {
@@ -665,8 +720,8 @@ private:
             }
         }
         if (const Field* f = fields.get("id")) {
-            if (auto v = read_.count(*f, 0)) {
-                m.id = static_cast<int>(std::min<uint64_t>(*v, INT32_MAX));
+            if (auto v = read_.count(*f, 0, kMaxMemoryId)) {
+                m.id = static_cast<int>(*v);
                 for (const auto& other : memories_) {
                     if (other.memory.id == m.id && other.memory.name != m.name) {
                         r_.error(f->value.location,
@@ -686,13 +741,13 @@ private:
             readDim(*f, m);
         }
         if (const Field* f = fields.get("size")) {
-            m.size = read_.bytes(*f).value_or(0);
+            m.size = read_.bytes(*f, 1, kMaxMemoryBytes).value_or(0);
         }
         if (const Field* f = fields.get("blockSize")) {
-            m.blockSize = read_.bytes(*f).value_or(0);
+            m.blockSize = read_.bytes(*f, 1, kMaxBlockSize).value_or(0);
         }
         if (const Field* f = fields.get("wordSize")) {
-            m.wordSize = static_cast<uint32_t>(read_.bytes(*f).value_or(4));
+            m.wordSize = static_cast<uint32_t>(read_.bytes(*f, 1, kMaxBlockSize).value_or(4));
         }
         if (const Field* f = fields.get("banks")) {
             readBanks(*f, m);
@@ -727,7 +782,7 @@ private:
                                      "dimensionality",
                                      m.name));
         } else if (f.value.kind != Kind::NotApplicable) {
-            if (auto v = read_.count(f, 1)) {
+            if (auto v = read_.count(f, 1, INT64_MAX)) {
                 m.dim = static_cast<uint32_t>(std::min<uint64_t>(*v, 3));
                 if (*v > 3) {
                     r_.error(f.value.location, "'dim' must be 1, 2 or 3");
@@ -742,8 +797,8 @@ private:
             read_.assume(f.value.location,
                          fmt::format("banks of '{}' unknown: assumed {}", m.name, kDefaultBanks));
         } else if (f.value.kind != Kind::NotApplicable) {
-            if (auto v = read_.count(f, 1)) {
-                m.banks = static_cast<uint32_t>(std::min<uint64_t>(*v, 1u << 20));
+            if (auto v = read_.count(f, 1, kMaxBanks)) {
+                m.banks = static_cast<uint32_t>(*v);
             }
         }
     }
@@ -985,7 +1040,7 @@ private:
             readPlaceDims(*f, p);
         }
         if (const Field* f = fields.get("capacity")) {
-            if (auto c = read_.bytes(*f, 0)) {
+            if (auto c = read_.bytes(*f, 0, kMaxMemoryBytes)) {
                 p.capacity = *c;
             }
         }
@@ -1127,9 +1182,10 @@ const PlaceEntry* Spec::findPlace(Place p) const {
 
 Expected<Spec> parseSpec(std::string_view text, std::string_view fileName) {
     DiagnosticList diags;
-    msl::SyntaxTree tree = msl::parse(text, fileName, diags);
     msl::Reporter reporter(text, diags);
+    msl::SyntaxTree tree = msl::parse(text, fileName, reporter);
     Spec spec = Checker(tree, reporter, fileName).run();
+    reporter.finish(fileName);
     if (diags.hasErrors()) {
         return Failure{std::move(diags)};
     }

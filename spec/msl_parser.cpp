@@ -10,11 +10,35 @@
 namespace memplace::spec::msl {
 
 void Reporter::error(const SourceLocation& loc, std::string message) {
-    diags_.error(loc, std::move(message), std::string(lineOf(text_, loc.line)));
+    if (++errors_ > kMaxErrors) {
+        return;
+    }
+    diags_.error(loc, std::move(message), quote(loc.line, loc.column));
 }
 
 void Reporter::warning(const SourceLocation& loc, std::string message) {
-    diags_.warning(loc, std::move(message), std::string(lineOf(text_, loc.line)));
+    diags_.warning(loc, std::move(message), quote(loc.line, loc.column));
+}
+
+void Reporter::finish(std::string_view fileName) {
+    if (errors_ > kMaxErrors) {
+        diags_.error({std::string(fileName), 0, 0},
+                     fmt::format("... and {} more errors", errors_ - kMaxErrors));
+    }
+}
+
+std::string Reporter::quote(uint32_t line, uint32_t column) const {
+    // The caret is placed by column from the line's start, so a long line keeps its beginning:
+    // up to a little past the column, or nothing when the column is far in.
+    constexpr size_t kMaxQuoted = 200;
+    std::string_view text = lineOf(text_, line);
+    if (text.size() <= kMaxQuoted) {
+        return std::string(text);
+    }
+    if (column > kMaxQuoted - 40) {
+        return {};
+    }
+    return std::string(text.substr(0, kMaxQuoted)) + " ...";
 }
 
 std::string Value::describe() const {
@@ -596,6 +620,15 @@ private:
         ConditionExpr& e = v.condition.expr;
         e.setRoot(orExpr(e));
         expect(Tok::RBrace, "to close the condition");
+        // Printing, comparing and evaluating recurse over the tree, and `a + a + ... + a` is a
+        // left-deep tree as deep as it is long: bound its size, hence its depth.
+        if (e.size() > kMaxConditionNodes) {
+            reporter_.error(v.location,
+                            fmt::format("serialization condition of {} operators and operands: "
+                                        "at most {}",
+                                        e.size(), kMaxConditionNodes));
+            throw SyntaxError{};
+        }
         return v;
     }
 
@@ -748,6 +781,7 @@ private:
         Parser& p_;
     };
     static constexpr int kMaxDepth = 100;
+    static constexpr size_t kMaxConditionNodes = 256;
 
     std::vector<Token> tokens_;
     size_t pos_ = 0;
@@ -758,8 +792,7 @@ private:
 
 } // namespace
 
-SyntaxTree parse(std::string_view text, std::string_view fileName, DiagnosticList& diags) {
-    Reporter reporter(text, diags);
+SyntaxTree parse(std::string_view text, std::string_view fileName, Reporter& reporter) {
     Lexer lexer(text, fileName, reporter);
     Parser parser(lexer.run(), reporter);
     return parser.run();

@@ -56,21 +56,30 @@ struct SyntaxTree {
     std::vector<Entry> entries;
 };
 
-/// Parses MSL text. Syntax errors go to `diags` (with the quoted line); the parser recovers at
-/// the next `;` or `}` so that every error of the file is reported.
-SyntaxTree parse(std::string_view text, std::string_view fileName, DiagnosticList& diags);
-
-/// The reporter both phases share: every diagnostic quotes its line.
+/// The reporter both phases share: every diagnostic quotes its line (a long line in part).
+/// The first kMaxErrors errors of a file are kept, as the trace readers do: a megabyte of
+/// random bytes once gave 155 MB of messages. finish() counts the rest.
 class Reporter {
 public:
+    static constexpr size_t kMaxErrors = 50;
+
     Reporter(std::string_view text, DiagnosticList& diags) : text_(text), diags_(diags) {}
     void error(const SourceLocation& loc, std::string message);
     void warning(const SourceLocation& loc, std::string message);
     DiagnosticList& diagnostics() { return diags_; }
+    /// Adds "... and N more errors" when errors were left out.
+    void finish(std::string_view fileName);
 
 private:
+    std::string quote(uint32_t line, uint32_t column) const;
+
     std::string_view text_;
     DiagnosticList& diags_;
+    size_t errors_ = 0;
 };
+
+/// Parses MSL text. Syntax errors go to `reporter` (with the quoted line); the parser recovers
+/// at the next `;` or `}` so that every error of the file is reported.
+SyntaxTree parse(std::string_view text, std::string_view fileName, Reporter& reporter);
 
 } // namespace memplace::spec::msl

@@ -205,9 +205,13 @@ std::string writeBinary(const Trace& t) {
     }
     hw.varint(h.tracedBlocks.size());
     uint32_t prevBlock = 0;
-    for (size_t i = 0; i < h.tracedBlocks.size(); ++i) {
-        hw.varint(i == 0 ? h.tracedBlocks[i] : h.tracedBlocks[i] - prevBlock);
-        prevBlock = h.tracedBlocks[i];
+    bool firstBlock = true;
+    for (const auto& r : h.tracedBlocks.ranges()) {
+        for (uint64_t b = r.first; b <= r.last; ++b) {
+            hw.varint(firstBlock ? b : b - prevBlock);
+            prevBlock = static_cast<uint32_t>(b);
+            firstBlock = false;
+        }
     }
 
     Writer bw;
@@ -296,12 +300,23 @@ Expected<Trace> readBinary(std::string_view b, std::string_view name) {
     Reader hr(b.substr(kPrefixBytes, headerBytes), kPrefixBytes);
     TraceHeader h;
     h.kernel = hr.str("kernel name", 256);
+    const size_t gridAt = hr.position();
     h.grid.x = static_cast<uint32_t>(hr.bounded("grid.x", UINT32_MAX));
     h.grid.y = static_cast<uint32_t>(hr.bounded("grid.y", UINT32_MAX));
     h.grid.z = static_cast<uint32_t>(hr.bounded("grid.z", UINT32_MAX));
+    if (hr.ok() && h.grid.count() > (uint64_t{1} << 32)) {
+        // The product wraps 64 bits for 2^31 x 2^31 x 4: check it here, with the offset.
+        hr.failAt(gridAt, fmt::format("grid {}x{}x{} has more than 2^32 blocks", h.grid.x, h.grid.y,
+                                      h.grid.z));
+    }
+    const size_t blockAt = hr.position();
     h.block.x = static_cast<uint32_t>(hr.bounded("block.x", 4096));
     h.block.y = static_cast<uint32_t>(hr.bounded("block.y", 4096));
     h.block.z = static_cast<uint32_t>(hr.bounded("block.z", 4096));
+    if (hr.ok() && h.block.count() > 4096) {
+        hr.failAt(blockAt, fmt::format("block {}x{}x{} has more than 4096 threads", h.block.x,
+                                       h.block.y, h.block.z));
+    }
     uint8_t known = hr.u8("known-fields byte");
     if (hr.ok() && (known & ~3u) != 0) {
         hr.fail(fmt::format("unknown known-fields bits {:#x}", known));
@@ -353,7 +368,7 @@ Expected<Trace> readBinary(std::string_view b, std::string_view name) {
         if (block > UINT32_MAX && hr.ok()) {
             hr.fail("traced block id exceeds 32 bits");
         }
-        h.tracedBlocks.push_back(static_cast<uint32_t>(block));
+        h.tracedBlocks.add(static_cast<uint32_t>(block));
     }
     if (hr.ok() && !hr.atEnd()) {
         hr.fail("unexpected bytes at the end of the header");

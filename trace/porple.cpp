@@ -15,7 +15,7 @@ namespace memplace::trace {
 namespace {
 
 struct Group {
-    uint32_t thread0 = 0; // thread id of lane 0 of the warp
+    uint64_t thread0 = 0; // thread id of lane 0 of the warp (ids reach 2^40: not 32 bits)
     uint16_t array = 0;
     uint32_t site = 0;
     AccessKind kind = AccessKind::Read;
@@ -181,7 +181,8 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
     }
     uint64_t blocks = static_cast<uint64_t>(maxThread) / tpb + 1;
     if (blocks > UINT32_MAX) {
-        return fail("too many blocks");
+        return fail(fmt::format("thread id {} gives {} blocks of {} threads: more than 2^32 - 1",
+                                maxThread, blocks, tpb));
     }
     h.grid = {static_cast<uint32_t>(blocks), 1, 1};
     h.block = {tpb, 1, 1};
@@ -211,7 +212,7 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
         auto it = open.find(k);
         if (it == open.end() || ((groups[it->second].mask >> lane) & 1u) != 0) {
             Group g;
-            g.thread0 = static_cast<uint32_t>(a.v[4] - lane);
+            g.thread0 = static_cast<uint64_t>(a.v[4]) - lane;
             g.array = static_cast<uint16_t>(a.v[0]);
             g.site = static_cast<uint32_t>((static_cast<uint64_t>(a.v[0]) << 16) +
                                            static_cast<uint64_t>(a.v[2]));
@@ -226,7 +227,9 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
     }
     TraceBuilder b(std::move(h));
     for (const Group& g : groups) {
-        b.addLanes(g.thread0 / tpb, (g.thread0 % tpb) / 32, g.site, g.array, g.kind, g.mask,
+        // thread0 / tpb < blocks <= UINT32_MAX, checked above.
+        b.addLanes(static_cast<uint32_t>(g.thread0 / tpb),
+                   static_cast<uint32_t>((g.thread0 % tpb) / 32), g.site, g.array, g.kind, g.mask,
                    g.lanes);
     }
     return std::move(b).finish(name);

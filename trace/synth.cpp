@@ -56,7 +56,7 @@ void KernelBuilder::run(const std::function<void(Warp&)>& body) {
     if (!builder_) {
         builder_.emplace(header_);
     }
-    std::vector<uint32_t> blocks = header_.tracedBlocks;
+    std::vector<uint32_t> blocks = header_.tracedBlocks.ids();
     if (blocks.empty()) {
         for (uint64_t b = 0; b < header_.grid.count(); ++b) {
             blocks.push_back(static_cast<uint32_t>(b));

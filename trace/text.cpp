@@ -7,6 +7,7 @@
 #include <bit>
 #include <charconv>
 #include <limits>
+#include <unordered_map>
 
 namespace memplace::trace {
 
@@ -51,15 +52,11 @@ void appendOffsets(std::string& out, std::span<const int64_t> o) {
     }
 }
 
-std::string blockList(const std::vector<uint32_t>& blocks) {
+std::string blockList(const BlockSet& blocks) {
     std::string out;
-    for (size_t i = 0; i < blocks.size();) {
-        size_t j = i;
-        while (j + 1 < blocks.size() && blocks[j + 1] == blocks[j] + 1) {
-            ++j;
-        }
-        out += j > i ? fmt::format(" {}-{}", blocks[i], blocks[j]) : fmt::format(" {}", blocks[i]);
-        i = j + 1;
+    for (const auto& r : blocks.ranges()) {
+        out +=
+            r.last > r.first ? fmt::format(" {}-{}", r.first, r.last) : fmt::format(" {}", r.first);
     }
     return out;
 }
@@ -88,6 +85,29 @@ std::vector<Token> tokenize(std::string_view line) {
         i = j;
     }
     return out;
+}
+
+/// What an array field accepts, for messages.
+std::string_view arrayFieldRange(std::string_view field) {
+    if (field == "elem") {
+        return "bytes, 1..4096";
+    }
+    if (field == "length") {
+        return "elements, 1..2^48";
+    }
+    if (field == "dims") {
+        return "1 or 2";
+    }
+    if (field == "row") {
+        return "elements, at most the length";
+    }
+    if (field == "mode") {
+        return "read, write, readwrite or atomic";
+    }
+    if (field == "original") {
+        return "a place name";
+    }
+    return "place names, all, default or none";
 }
 
 template <typename T>
@@ -131,27 +151,34 @@ private:
         uint32_t lo, hi, line, column;
     };
     std::vector<Range> tracedRanges_;
-    /// Expands the traced ranges once the grid is known; false on an error.
-    bool expandTraced();
+    /// Array name -> index: a linear search per line made 65535 arrays quadratic.
+    std::unordered_map<std::string, uint16_t> arrayIndex_;
+    /// Checks the traced ranges once the grid is known and keeps them as ranges (never one
+    /// entry per block); false on an error.
+    bool checkTraced();
 };
 
-bool TextParser::expandTraced() {
+bool TextParser::checkTraced() {
     header_.tracedBlocks.clear();
     const uint64_t blocks = header_.grid.count();
-    for (const auto& r : tracedRanges_) {
+    for (size_t i = 0; i < tracedRanges_.size(); ++i) {
+        const Range& r = tracedRanges_[i];
         if (r.hi >= blocks) {
             error(r.line, r.column,
                   fmt::format("traced block {} is outside the grid of {} blocks", r.hi, blocks));
             return false;
         }
-        if (header_.tracedBlocks.size() + (r.hi - r.lo) + 1 > blocks) {
+        if (i > 0 && r.lo <= tracedRanges_[i - 1].hi) {
             error(r.line, r.column,
                   "traced blocks must be listed in ascending order without repeats");
             return false;
         }
-        for (uint64_t b = r.lo; b <= r.hi; ++b) {
-            header_.tracedBlocks.push_back(static_cast<uint32_t>(b));
-        }
+        header_.tracedBlocks.addRange(r.lo, r.hi);
+    }
+    // Every block is `traced all`, which the binary form holds in one byte rather than one
+    // varint per block.
+    if (header_.tracedBlocks.size() == blocks) {
+        header_.tracedBlocks.clear();
     }
     return true;
 }
@@ -183,11 +210,20 @@ bool TextParser::headerLine(uint32_t ln, const std::vector<Token>& t) {
         }
         Dim3& d = key == "grid" ? header_.grid : header_.block;
         uint32_t* fields[3] = {&d.x, &d.y, &d.z};
+        bool ok = true;
         for (size_t i = 1; i < t.size(); ++i) {
             if (!parseInt(t[i].text, *fields[i - 1]) || *fields[i - 1] == 0) {
                 error(ln, t[i].column,
                       fmt::format("expected a positive {} dimension, found '{}'", key, t[i].text));
+                ok = false;
             }
+        }
+        // Block ids are 32 bits; a block has at most 4096 threads (what the format holds).
+        const uint64_t most = key == "grid" ? uint64_t{1} << 32 : 4096;
+        if (ok && d.count() > most) {
+            error(ln, t[1].column,
+                  fmt::format("{} {}x{}x{} has more than {} {} in all", key, d.x, d.y, d.z, most,
+                              key == "grid" ? "blocks" : "threads"));
         }
         (key == "grid" ? sawGrid_ : sawBlock_) = true;
         return true;
@@ -195,9 +231,9 @@ bool TextParser::headerLine(uint32_t ln, const std::vector<Token>& t) {
     if (key == "registers") {
         uint32_t v = 0;
         if (needArgs(1, 1)) {
-            if (!parseInt(t[1].text, v)) {
+            if (!parseInt(t[1].text, v) || v == 0 || v > 1024) {
                 error(ln, t[1].column,
-                      fmt::format("expected a register count, found '{}'", t[1].text));
+                      fmt::format("expected a register count in 1..1024, found '{}'", t[1].text));
             } else {
                 header_.registersPerThread = v;
             }
@@ -207,9 +243,10 @@ bool TextParser::headerLine(uint32_t ln, const std::vector<Token>& t) {
     if (key == "shared") {
         uint64_t v = 0;
         if (needArgs(1, 1)) {
-            if (!parseInt(t[1].text, v)) {
+            if (!parseInt(t[1].text, v) || v > (uint64_t{1} << 30)) {
                 error(ln, t[1].column,
-                      fmt::format("expected bytes of shared memory, found '{}'", t[1].text));
+                      fmt::format("expected bytes of shared memory, at most 2^30, found '{}'",
+                                  t[1].text));
             } else {
                 header_.sharedPerBlock = v;
             }
@@ -258,7 +295,11 @@ bool TextParser::arrayLine(uint32_t ln, const std::vector<Token>& t) {
     if (!validTraceName(a.name)) {
         error(ln, t[1].column, fmt::format("invalid array name '{}'", a.name));
     }
-    if (header_.findArray(a.name)) {
+    if (header_.arrays.size() >= 65535) {
+        error(ln, t[0].column, "more than 65535 arrays");
+        return true;
+    }
+    if (!arrayIndex_.emplace(a.name, static_cast<uint16_t>(header_.arrays.size())).second) {
         error(ln, t[1].column, fmt::format("array '{}' is declared twice", a.name));
     }
     bool sawElem = false, sawLength = false, sawMode = false;
@@ -273,10 +314,10 @@ bool TextParser::arrayLine(uint32_t ln, const std::vector<Token>& t) {
         std::string_view v = f.substr(eq + 1);
         bool ok = true;
         if (k == "elem") {
-            ok = parseInt(v, a.elementSize);
+            ok = parseInt(v, a.elementSize) && a.elementSize >= 1 && a.elementSize <= 4096;
             sawElem = true;
         } else if (k == "length") {
-            ok = parseInt(v, a.length);
+            ok = parseInt(v, a.length) && a.length >= 1 && a.length <= (uint64_t{1} << 48);
             sawLength = true;
         } else if (k == "mode") {
             auto m = parseArrayMode(v);
@@ -315,9 +356,9 @@ bool TextParser::arrayLine(uint32_t ln, const std::vector<Token>& t) {
                 a.original = *p;
             }
         } else if (k == "dims") {
-            ok = parseInt(v, a.dims);
+            ok = parseInt(v, a.dims) && (a.dims == 1 || a.dims == 2);
         } else if (k == "row") {
-            ok = parseInt(v, a.rowLength);
+            ok = parseInt(v, a.rowLength) && a.rowLength <= (uint64_t{1} << 48);
         } else {
             error(ln, t[i].column,
                   fmt::format("unknown array field '{}' (elem, length, mode, places, original, "
@@ -326,8 +367,14 @@ bool TextParser::arrayLine(uint32_t ln, const std::vector<Token>& t) {
             continue;
         }
         if (!ok) {
-            error(ln, t[i].column, fmt::format("invalid value '{}' for array field '{}'", v, k));
+            error(ln, t[i].column,
+                  fmt::format("invalid value '{}' for array field '{}' ({})", v, k,
+                              arrayFieldRange(k)));
         }
+    }
+    if (a.dims == 2 && (a.rowLength == 0 || a.rowLength > a.length)) {
+        error(ln, t[0].column,
+              fmt::format("array '{}': a 2-D array needs a row length in 1..length", a.name));
     }
     if (!sawElem || !sawLength || !sawMode) {
         error(ln, t[0].column, fmt::format("array '{}' needs elem=, length= and mode=", a.name));
@@ -433,11 +480,12 @@ void TextParser::recordLine(uint32_t ln, const std::vector<Token>& t) {
         error(ln, t[3].column, fmt::format("expected a site id, found '{}'", t[3].text));
         return;
     }
-    auto array = header_.findArray(t[4].text);
-    if (!array) {
+    auto found = arrayIndex_.find(std::string(t[4].text));
+    if (found == arrayIndex_.end()) {
         error(ln, t[4].column, fmt::format("unknown array '{}'", t[4].text));
         return;
     }
+    const std::optional<uint16_t> array = found->second;
     if (!parseOffsets(ln, t, 6, scratch_)) {
         return;
     }
@@ -520,7 +568,7 @@ Expected<Trace> TextParser::run() {
                 error(ln, t[0].column, "records must follow the kernel, grid and block lines");
                 return Failure{std::move(diags_)};
             }
-            if (!expandTraced()) {
+            if (!checkTraced() || diags_.hasErrors()) {
                 return Failure{std::move(diags_)};
             }
             DiagnosticList hd = checkHeader(header_, name_);
@@ -553,7 +601,7 @@ Expected<Trace> TextParser::run() {
             error(ln, 1, "a trace needs kernel, grid and block lines");
             return Failure{std::move(diags_)};
         }
-        if (!expandTraced()) {
+        if (!checkTraced()) {
             return Failure{std::move(diags_)};
         }
         builder_.emplace(header_);

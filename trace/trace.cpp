@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <unordered_set>
 
 namespace memplace::trace {
 
@@ -42,6 +43,67 @@ std::optional<ArrayMode> parseArrayMode(std::string_view name) {
         }
     }
     return std::nullopt;
+}
+
+uint64_t Dim3::count() const {
+    uint64_t n = 0;
+    if (__builtin_mul_overflow(uint64_t{x} * y, uint64_t{z}, &n)) {
+        return UINT64_MAX;
+    }
+    return n;
+}
+
+BlockSet::BlockSet(std::initializer_list<uint32_t> ids) {
+    for (uint32_t id : ids) {
+        add(id);
+    }
+}
+
+BlockSet::BlockSet(const std::vector<uint32_t>& ids) {
+    for (uint32_t id : ids) {
+        add(id);
+    }
+}
+
+void BlockSet::addRange(uint32_t first, uint32_t last) {
+    count_ += uint64_t{last} - first + 1;
+    if (!ranges_.empty() && ranges_.back().last < first && ranges_.back().last + 1 == first) {
+        ranges_.back().last = last;
+        return;
+    }
+    ranges_.push_back({first, last});
+}
+
+void BlockSet::clear() {
+    ranges_.clear();
+    count_ = 0;
+}
+
+bool BlockSet::ascending() const {
+    for (size_t i = 0; i < ranges_.size(); ++i) {
+        if (ranges_[i].first > ranges_[i].last ||
+            (i > 0 && ranges_[i].first <= ranges_[i - 1].last)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool BlockSet::contains(uint32_t id) const {
+    auto it = std::partition_point(ranges_.begin(), ranges_.end(),
+                                   [&](const Range& r) { return r.last < id; });
+    return it != ranges_.end() && it->first <= id;
+}
+
+std::vector<uint32_t> BlockSet::ids() const {
+    std::vector<uint32_t> out;
+    out.reserve(count_);
+    for (const Range& r : ranges_) {
+        for (uint64_t b = r.first; b <= r.last; ++b) {
+            out.push_back(static_cast<uint32_t>(b));
+        }
+    }
+    return out;
 }
 
 std::optional<uint16_t> TraceHeader::findArray(std::string_view name) const {
@@ -94,15 +156,16 @@ DiagnosticList checkHeader(const TraceHeader& h, std::string_view where) {
     if (h.arrays.size() > 65535) {
         d.error(loc, fmt::format("{} arrays: at most 65535", h.arrays.size()));
     }
+    // A hash set: 65535 arrays compared pairwise took seconds.
+    std::unordered_set<std::string_view> names;
+    names.reserve(h.arrays.size());
     for (size_t i = 0; i < h.arrays.size(); ++i) {
         const auto& a = h.arrays[i];
         if (!validTraceName(a.name)) {
             d.error(loc, fmt::format("array {}: invalid name '{}'", i, a.name));
         }
-        for (size_t j = 0; j < i; ++j) {
-            if (h.arrays[j].name == a.name) {
-                d.error(loc, fmt::format("array '{}' is declared twice", a.name));
-            }
+        if (!names.insert(a.name).second) {
+            d.error(loc, fmt::format("array '{}' is declared twice", a.name));
         }
         if (a.elementSize == 0 || a.elementSize > 4096) {
             d.error(loc, fmt::format("array '{}': element size {} out of range 1..4096", a.name,
@@ -127,13 +190,14 @@ DiagnosticList checkHeader(const TraceHeader& h, std::string_view where) {
             d.error(loc, fmt::format("array '{}': a row length needs dims 2", a.name));
         }
     }
-    for (size_t i = 0; i < h.tracedBlocks.size(); ++i) {
-        if (h.tracedBlocks[i] >= h.grid.count()) {
+    const auto& traced = h.tracedBlocks.ranges();
+    for (size_t i = 0; i < traced.size(); ++i) {
+        if (traced[i].last >= h.grid.count()) {
             d.error(loc, fmt::format("traced block {} is outside the grid of {} blocks",
-                                     h.tracedBlocks[i], h.grid.count()));
+                                     traced[i].last, h.grid.count()));
             break;
         }
-        if (i > 0 && h.tracedBlocks[i] <= h.tracedBlocks[i - 1]) {
+        if (traced[i].first > traced[i].last || (i > 0 && traced[i].first <= traced[i - 1].last)) {
             d.error(loc, "traced blocks must be listed in ascending order without repeats");
             break;
         }
@@ -229,7 +293,7 @@ Expected<Trace> TraceBuilder::finish(std::string_view where) && {
         if (r.block >= blocks) {
             report(fmt::format("record {}: block {} outside the grid of {} blocks", i, r.block,
                                blocks));
-        } else if (!traced.empty() && !std::binary_search(traced.begin(), traced.end(), r.block)) {
+        } else if (!traced.empty() && !traced.contains(r.block)) {
             report(fmt::format("record {}: block {} is not among the traced blocks", i, r.block));
         }
         if (r.warp >= warps) {

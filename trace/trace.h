@@ -12,6 +12,7 @@
 #include "common/place.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,7 +34,8 @@ struct Dim3 {
     uint32_t x = 1;
     uint32_t y = 1;
     uint32_t z = 1;
-    uint64_t count() const { return uint64_t{x} * y * z; }
+    /// x * y * z; UINT64_MAX when the product does not fit (checkHeader rejects it).
+    uint64_t count() const;
     bool operator==(const Dim3&) const = default;
 };
 
@@ -42,6 +44,45 @@ struct Dim3 {
 /// frontend can tell).
 inline constexpr PlaceSet kDefaultFeasible = {Place::Global,   Place::ReadOnly, Place::Texture,
                                               Place::Constant, Place::Shared,   Place::L2Persist};
+
+/// A set of block ids kept as ascending [first, last] ranges, so that a traced range costs two
+/// numbers, not one entry per block (`traced 0-1073741823` in a text trace is 20 bytes).
+/// Ranges are appended in order; adjacent ones merge. Ranges that do not ascend are kept as
+/// given, for checkHeader to report.
+class BlockSet {
+public:
+    struct Range {
+        uint32_t first = 0;
+        uint32_t last = 0; ///< inclusive
+        bool operator==(const Range&) const = default;
+    };
+
+    BlockSet() = default;
+    BlockSet(std::initializer_list<uint32_t> ids);
+    BlockSet(const std::vector<uint32_t>& ids); // NOLINT: a list of ids is a set of blocks
+
+    /// Appends [first, last] (first <= last).
+    void addRange(uint32_t first, uint32_t last);
+    void add(uint32_t id) { addRange(id, id); }
+    void clear();
+
+    bool empty() const { return ranges_.empty(); }
+    /// Number of block ids (ranges that overlap count twice; checkHeader rejects them).
+    uint64_t size() const { return count_; }
+    const std::vector<Range>& ranges() const { return ranges_; }
+    /// Whether the ranges ascend without overlapping (what a valid trace needs).
+    bool ascending() const;
+    /// Whether `id` is in the set; the ranges must ascend.
+    bool contains(uint32_t id) const;
+    /// Every id, in order: for callers that visit each traced block anyway.
+    std::vector<uint32_t> ids() const;
+
+    bool operator==(const BlockSet&) const = default;
+
+private:
+    std::vector<Range> ranges_;
+    uint64_t count_ = 0;
+};
 
 struct ArrayInfo {
     std::string name;         ///< unique within the trace; [A-Za-z_][A-Za-z0-9_.]*
@@ -68,7 +109,7 @@ struct TraceHeader {
     /// Linear ids (x + y*gx + z*gx*gy) of the blocks whose accesses were recorded, ascending.
     /// Empty means every block. A traced block that made no access belongs here too: the model
     /// scales counts by blocks / traced blocks.
-    std::vector<uint32_t> tracedBlocks;
+    BlockSet tracedBlocks;
 
     uint64_t blockCount() const { return grid.count(); }
     uint32_t threadsPerBlock() const { return static_cast<uint32_t>(block.count()); }

@@ -290,10 +290,10 @@ Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result
         t.rowLength = t.dims == 2 ? static_cast<uint64_t>(a.width) : 0;
         h.arrays.push_back(std::move(t));
     }
-    h.tracedBlocks = result.sampledBlocks;
-    std::sort(h.tracedBlocks.begin(), h.tracedBlocks.end());
-    h.tracedBlocks.erase(std::unique(h.tracedBlocks.begin(), h.tracedBlocks.end()),
-                         h.tracedBlocks.end());
+    std::vector<uint32_t> traced = result.sampledBlocks;
+    std::sort(traced.begin(), traced.end());
+    traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
+    h.tracedBlocks = traced;
 
     trace::TraceBuilder b(std::move(h));
     for (const TraceRecord& r : result.records) {

@@ -179,7 +179,7 @@ TEST(ToTrace, SaxpyRecordsBecomeTheTrace) {
     EXPECT_EQ(h.kernel, "saxpy");
     EXPECT_EQ(h.grid, (trace::Dim3{256, 1, 1}));
     EXPECT_EQ(h.block, (trace::Dim3{256, 1, 1}));
-    EXPECT_EQ(h.tracedBlocks, (std::vector<uint32_t>{0, 132}));
+    EXPECT_EQ(h.tracedBlocks.ids(), (std::vector<uint32_t>{0, 132}));
     EXPECT_FALSE(h.registersPerThread.has_value());
     ASSERT_EQ(h.arrays.size(), 2u);
     EXPECT_EQ(h.arrays[0].name, "x");
