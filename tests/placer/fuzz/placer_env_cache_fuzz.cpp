@@ -110,9 +110,13 @@ std::vector<std::string> setEnvironment(std::string_view lines) {
     return values;
 }
 
+/// The ranges Options::fromEnvironment documents (placer.cpp is linked uninstrumented, so a
+/// NaN cast to an integer shows here, not as a UBSan report).
 void checkOptions(const placer::Options& o) {
-    if (o.sampling.sms < 1 || o.sampling.sms > 1024 || o.sampling.waves < 1 ||
-        o.sampling.maxRecords < 1 || !(o.searchMs >= 1) || o.tuneCandidates < 0 ||
+    const auto& s = o.sampling;
+    if (s.sms < 1 || s.sms > 1024 || s.blocksPerSm > (1u << 20) || s.waves < 1 || s.waves > 1024 ||
+        s.maxRecords < 1 || s.maxRecords > (size_t{1} << 26) ||
+        !(o.searchMs >= 1 && o.searchMs <= 3600000) || o.tuneCandidates < 0 ||
         o.tuneCandidates > 16 || o.tuneExplore < 0 || o.tuneExplore > 8 ||
         !(o.timingSpinUs >= 0 && o.timingSpinUs <= 100000)) {
         fail("an option outside its documented range");
