@@ -21,3 +21,42 @@ function(memplace_test name)
   gtest_discover_tests(${name} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
                        PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# memplace_fuzzer(NAME SOURCES... [LIBS libs...] [OPTIONS compile options...] SEEDS dirs...
+#                 SECONDS s [MAX_LEN bytes] [TIMEOUT per-input seconds] [LEAKS ON|OFF])
+#   A libFuzzer target (docs/fuzzing.md), with clang only and not in the sanitizer preset:
+#   SOURCES (the harness and the project sources it exercises) are compiled with
+#   -fsanitize=fuzzer,address,undefined, so coverage guides the fuzzer through them; LIBS are
+#   linked as built (clang, the emulation layer, the Placer). ctest runs it (label fuzz) for
+#   SECONDS on a copy of the SEEDS with tests/spec/fuzz/run_fuzzer.sh.
+function(memplace_fuzzer name)
+  cmake_parse_arguments(ARG "" "SECONDS;MAX_LEN;TIMEOUT;LEAKS" "SOURCES;LIBS;OPTIONS;SEEDS"
+                        ${ARGN})
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR MEMPLACE_SANITIZE)
+    return()
+  endif()
+  if(NOT ARG_MAX_LEN)
+    set(ARG_MAX_LEN 8192)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 10)
+  endif()
+  set(leaks 1)
+  if(DEFINED ARG_LEAKS AND NOT ARG_LEAKS)
+    set(leaks 0)
+  endif()
+  set(flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+  add_executable(${name} ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${MEMPLACE_INCLUDE_ROOT})
+  target_compile_options(${name} PRIVATE ${flags} -O1 -g ${ARG_OPTIONS})
+  target_link_options(${name} PRIVATE ${flags})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=${leaks}
+            UBSAN_OPTIONS=print_stacktrace=1 MEMPLACE_FUZZ_MAX_LEN=${ARG_MAX_LEN}
+            MEMPLACE_FUZZ_TIMEOUT=${ARG_TIMEOUT}
+            ${CMAKE_SOURCE_DIR}/tests/spec/fuzz/run_fuzzer.sh $<TARGET_FILE:${name}> ${ARG_SECONDS}
+            ${ARG_SEEDS} ${CMAKE_CURRENT_BINARY_DIR}/${name}_work)
+  math(EXPR limit "${ARG_SECONDS} * 2 + 120")
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT ${limit})
+endfunction()

@@ -24,6 +24,9 @@ namespace {
 constexpr size_t kMaxCallDepth = 12;
 constexpr size_t kMaxContextsKept = 16;
 constexpr int kMaxEvalDepth = 64;
+/// Statements and expressions nested deeper than this are not walked (their arrays stay home,
+/// with a warning): the walk recurses, and a 10,000-term sum would overflow the stack.
+constexpr int kMaxWalkDepth = 256;
 constexpr int64_t kMaxSimulatedTrips = 1 << 20;
 
 enum class Use { Read, Write, ReadWrite, AddressOf, Store, Escape };
@@ -148,6 +151,8 @@ private:
     // ---- walking ----
     void walkStmt(const Stmt* s);
     void walkExpr(const Expr* e, Use use);
+    /// Below kMaxWalkDepth: instead of walking `s`, keeps every array it names home.
+    void keepArraysHome(const Stmt* s);
     void walkVarInit(const VarDecl* vd);
     void handleSubscript(const ArraySubscriptExpr* ase, Use use, const std::string& member);
     void handleMember(const MemberExpr* me, Use use);
@@ -238,6 +243,7 @@ private:
     std::set<std::pair<LocKey, bool>> unknownSeen_;
     std::set<const VarDecl*> targetsEvaluating_;
     int evalDepth_ = 0;
+    int walkDepth_ = 0;
 };
 
 // ============================================================================ arrays ====
@@ -456,6 +462,41 @@ std::optional<SubscriptMatch> KernelWalker::matchSubscript(const ArraySubscriptE
 
 // ============================================================================ walking ===
 
+/// Counts the walk's nesting for as long as it lives.
+struct DepthGuard {
+    int& depth;
+    explicit DepthGuard(int& d) : depth(d) { ++depth; }
+    ~DepthGuard() { --depth; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
+void KernelWalker::keepArraysHome(const Stmt* s) {
+    std::vector<const Stmt*> pending{s};
+    while (!pending.empty()) {
+        const Stmt* cur = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        if (const auto* e = dyn_cast<Expr>(cur)) {
+            if (auto a = arrayOf(e)) {
+                // Unseen accesses: read if the elements are const, else read and written.
+                ki::ArrayInfo& arr = raw_.info.arrays[*a];
+                arr.mode = ki::combine(arr.mode, arr.isConst ? ki::AccessMode::Read
+                                                             : ki::AccessMode::ReadWrite);
+                addHazard(ki::HazardKind::Unknown, *a, s->getBeginLoc(),
+                          fmt::format("'{}' is used in code nested more than {} levels deep, "
+                                      "which is not analysed",
+                                      arrayName(*a), kMaxWalkDepth));
+            }
+        }
+        for (const Stmt* child : cur->children()) {
+            pending.push_back(child);
+        }
+    }
+}
+
 void KernelWalker::walkStmt(const Stmt* s) {
     if (s == nullptr) {
         return;
@@ -464,6 +505,11 @@ void KernelWalker::walkStmt(const Stmt* s) {
         walkExpr(e, Use::Read);
         return;
     }
+    if (walkDepth_ >= kMaxWalkDepth) {
+        keepArraysHome(s);
+        return;
+    }
+    DepthGuard depth(walkDepth_);
     if (const auto* fs = dyn_cast<ForStmt>(s)) {
         walkStmt(fs->getInit());
         beginLoop(fs, "for");
@@ -544,6 +590,11 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
         return;
     }
     e = e->IgnoreParens();
+    if (walkDepth_ >= kMaxWalkDepth) {
+        keepArraysHome(e);
+        return;
+    }
+    DepthGuard depth(walkDepth_);
     exprStack_.push_back(e);
     struct Pop {
         std::vector<const Expr*>& s;

@@ -622,6 +622,31 @@ __global__ void k(float* a) {
         << msg;
 }
 
+// A 10,000-term sum used to overflow the stack in the recursive walk (issue 30): past the walk's
+// depth limit the arrays used there stay home, with a warning naming file:line:col; the
+// shallower accesses are still analysed.
+TEST(Frontend, DeeplyNestedExpressionKeepsItsArraysHome) {
+    REQUIRE_CUDA();
+    std::string sum = "a[0]";
+    for (int i = 1; i < 10000; ++i) {
+        sum += " + a[" + std::to_string(i % 7) + "]";
+    }
+    Snippet s(std::string(kHeader) + "__global__ void k(const float* a, const float* b, float* " +
+              "out) {\n    out[threadIdx.x] = b[threadIdx.x] * (" + sum + ");\n}\n");
+    auto an = s.analyze();
+    ASSERT_TRUE(an);
+    const auto& k = kernel(*an, "k");
+    EXPECT_EQ(k.findArray("a")->feasible, PlaceSet{Place::Global});
+    EXPECT_NE(k.findArray("b")->feasible, PlaceSet{Place::Global}); // analysed as usual
+    bool warned = false;
+    for (const auto& d : an->warnings().all()) {
+        const std::string text = d.format();
+        warned = warned || (text.find(s.path() + ":3:") != std::string::npos &&
+                            text.find("'a' is used in code nested more than") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+}
+
 TEST(Frontend, MissingFileAndMissingCuda) {
     AnalyzeOptions o;
     o.file = "/nonexistent/file.cu";
