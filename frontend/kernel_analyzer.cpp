@@ -472,6 +472,10 @@ struct DepthGuard {
 };
 
 void KernelWalker::keepArraysHome(const Stmt* s) {
+    // What the unwalked code writes is unknown too: a global written by name there must still
+    // keep every array that may alias it home (KernelInfo::unknownWrites).
+    noteUnknown(true, s->getBeginLoc(),
+                fmt::format("code nested more than {} levels deep is not analysed", kMaxWalkDepth));
     std::vector<const Stmt*> pending{s};
     while (!pending.empty()) {
         const Stmt* cur = pending.back();

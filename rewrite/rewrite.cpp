@@ -1791,6 +1791,14 @@ std::string aliasMembers(const Group& g, const std::vector<ki::KernelInfo>& kern
         unknownReads.insert(unknownReads.end(), kinfo.unknownReads.begin(),
                             kinfo.unknownReads.end());
     }
+    // A pointer parameter left raw is memory the runtime never sees at a launch, so it cannot
+    // compare its address with the placed arrays': its accesses count as unknown.
+    for (const ArrayPlan& ap : g.arrays) {
+        if (!ap.accessor && ap.mode != ki::AccessMode::None) {
+            std::string what = fmt::format("the parameter '{}', left a raw pointer", ap.name);
+            (ap.written() ? unknownWrites : unknownReads).push_back(std::move(what));
+        }
+    }
     std::string out;
     if (!globals.empty()) {
         std::vector<std::string> descs;

@@ -70,6 +70,10 @@ MEMPLACE=off "$bin/placer_auto_program" 2 1048576 >"$out/off.log" 2>&1
 grep -q "was not traced" "$out/off.log" && echo "off: not installed" | tee -a "$log" \
   || { echo "off check failed" | tee -a "$log"; status=1; }
 
+say "aliasing: the rewritten aliasing program (auto, cache, sweep, forced places) bitwise against MEMPLACE=off"
+(unset MEMPLACE_QUIET; "$root/tests/placer/alias_test.sh" "$bin/placer_alias_program" "$out/alias") 2>&1 | tee -a "$log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "aliasing failed" | tee -a "$log"; status=1; }
+
 say "compute-sanitizer memcheck over the auto program (traced, original and placed launches)"
 MEMPLACE_TIME=1 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
   "$bin/placer_auto_program" 6 65536 >"$out/memcheck.log" 2>&1

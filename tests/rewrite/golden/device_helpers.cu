@@ -138,6 +138,10 @@ struct memplace_kernel_row_sums {
         {"sums", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
     using types = memplace::Types<float>;
+    // It reads through a pointer whose target is unknown: no written array leaves where the
+    // program keeps it (but for global and l2persist).
+    static constexpr const char* unknownReads =
+        "the parameter 'm', left a raw pointer";
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "row_sums";

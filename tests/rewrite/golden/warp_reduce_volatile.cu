@@ -159,6 +159,10 @@ struct memplace_kernel_count_and_flag {
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
         memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
+    // It writes through a pointer whose target is unknown: no array leaves where the program
+    // keeps it (but for global and l2persist).
+    static constexpr const char* unknownWrites =
+        "the parameter 'done', left a raw pointer";
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "count_and_flag";
