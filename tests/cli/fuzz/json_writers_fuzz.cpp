@@ -8,6 +8,7 @@
 // (`memplace place --json`), rewrite::toJson and placer::Placer::reportJson. The trace
 // commands' --json output is built inside cli/cmd_trace.cpp from the same strings (kernel and
 // array names) and is not reachable from here.
+#include "common/json.h"
 #include "kernelinfo/kernel_info_json.h"
 #include "model/analysis.h"
 #include "model/model.h"
@@ -86,7 +87,7 @@ void kernelInfoJson(Strings& s) {
     info.warnings = {s.next()};
     const auto j = kernelinfo::toJson(info);
     mustParse(kernelinfo::formatJson(j));
-    mustParse(j.dump());
+    mustParse(dumpJson(j));
 }
 
 void specJson(Strings& s) {
@@ -100,7 +101,7 @@ void specJson(Strings& s) {
         spec->memories.front().unit = s.next();
     }
     spec->assumptions.push_back({{}, s.next()});
-    mustParse(spec::toJson(*spec).dump());
+    mustParse(dumpJson(spec::toJson(*spec)));
 }
 
 void modelJson(Strings& s) {
@@ -125,10 +126,10 @@ void modelJson(Strings& s) {
     if (!stats) {
         return;
     }
-    mustParse(model::statsJson(*stats, true).dump());
+    mustParse(dumpJson(model::statsJson(*stats, true)));
     model::Model m(*spec, std::move(*stats));
-    mustParse(model::placementJson(m, m.original()).dump());
-    mustParse(model::predictionJson(m.predict(m.original())).dump());
+    mustParse(dumpJson(model::placementJson(m, m.original())));
+    mustParse(dumpJson(model::predictionJson(m.predict(m.original()))));
 }
 
 void rewriteJson(Strings& s) {
@@ -149,7 +150,7 @@ void rewriteJson(Strings& s) {
     r.kernels.push_back(k);
     r.helpers = {s.next()};
     r.warnings.warning({s.next(), 1, 1}, s.next());
-    mustParse(rewrite::toJson(r, s.next()).dump());
+    mustParse(dumpJson(rewrite::toJson(r, s.next())));
 }
 
 void placerReport(Strings& s) {
