@@ -10,14 +10,24 @@ function(memplace_library name)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 
+# The definitions every test program gets: where the sources and the build are, and the scale
+# of its time limits (tests/common/time_budget.h: Debug with ASan and UBSan runs several times
+# slower).
+function(memplace_test_definitions name)
+  target_compile_definitions(${name} PRIVATE
+    MEMPLACE_SOURCE_DIR="${CMAKE_SOURCE_DIR}" MEMPLACE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  if(MEMPLACE_SANITIZE)
+    target_compile_definitions(${name} PRIVATE MEMPLACE_TEST_TIME_SCALE=10)
+  endif()
+endfunction()
+
 # memplace_test(NAME SOURCES... [DEPS libs...] [LABELS labels...])
 #   A GoogleTest program registered with ctest; tests run from the source tree root.
 function(memplace_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
-  target_compile_definitions(${name} PRIVATE
-    MEMPLACE_SOURCE_DIR="${CMAKE_SOURCE_DIR}" MEMPLACE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  memplace_test_definitions(${name})
   gtest_discover_tests(${name} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
                        PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()
