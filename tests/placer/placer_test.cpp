@@ -27,11 +27,14 @@ namespace {
 namespace fs = std::filesystem;
 using mptest::randomFloat;
 
+/// The first launch of a signature traced (MEMPLACE_TRACE_AFTER=0), as these tests check the
+/// trace's outcome from the first launch on; the default's tests set traceAfter themselves.
 Options testOptions() {
     Options o;
     o.mode = Mode::Auto;
     o.quiet = true;
     o.specDir.clear();
+    o.traceAfter = 0;
     return o;
 }
 
