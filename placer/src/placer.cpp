@@ -1556,6 +1556,10 @@ std::string Placer::reportJson() const {
                      {"blocks_per_sm", m.options.sampling.blocksPerSm},
                      {"waves", m.options.sampling.waves},
                      {"max_records", m.options.sampling.maxRecords}};
+    j["first_run"] = {{"trace_after", m.options.traceAfter},
+                      {"traces_per_kernel", m.options.tracesPerKernel},
+                      {"tune_min_us", m.options.tuneMinUs},
+                      {"timing_spin_us", m.options.timingSpinUs}};
 #if defined(MEMPLACE_EMU)
     j["emulated"] = true;
 #else

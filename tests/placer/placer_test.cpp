@@ -809,6 +809,8 @@ TEST_F(PlacerTest, AShrinkingGridIsOneSignatureTracedOnce) {
     EXPECT_EQ(ks[0].grid.x, 60u); // the traced launch's: (16384 - 1024) / 256
     const auto j = nlohmann::json::parse(placer->reportJson());
     EXPECT_EQ(j["kernels"][0]["signature"]["grids"], launches);
+    EXPECT_EQ(j["first_run"]["trace_after"], 1);
+    EXPECT_EQ(j["first_run"]["traces_per_kernel"], 4);
 }
 
 TEST_F(PlacerTest, TracesPerKernelAreBounded) {
