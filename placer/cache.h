@@ -2,7 +2,9 @@
 // atomically (temporary file and rename), holding one decision per input signature. A file
 // that does not parse is corrupt, one written for another build of the binary (size or
 // modification time), another device or another spec is stale: either is ignored with a
-// warning and replaced at the next store.
+// warning and replaced at the next store. Besides decisions it keeps the outcomes that are not
+// one (a signature not traced, a trace not finished, a failure), so that a later run does not
+// pay for them again.
 #pragma once
 
 #include "common/place.h"
@@ -28,9 +30,12 @@ struct BinaryId {
     static BinaryId of(const std::filesystem::path& path);
 };
 
-/// One decision as stored.
+/// One signature's outcome as stored: a decision (a placement, `status` "placed" or
+/// "original"), or none: "untraced" (launched too few times to be traced, or beyond the kernel's
+/// trace bound), "pending" (its trace overflowed and was not finished: `traceAttempts` made, the
+/// next one with `sms` x `blocksPerSm`), "failed" (`why`).
 struct CachedDecision {
-    std::string key;       ///< signatureKey
+    std::string key;       ///< gridFamilyKey
     std::string signature; ///< signatureText (for people reading the file)
     std::string kernel;
     std::vector<std::string> arrays; ///< names, descriptor order
@@ -40,6 +45,15 @@ struct CachedDecision {
     std::string engineBest;          ///< the engine's unconstrained best, as text
     std::vector<Place> jitPlacement; ///< to compile just in time (empty: none)
     double jitSeconds = 0;           ///< its predicted time
+    std::string status = "placed";   ///< "placed", "original", "untraced", "pending", "failed"
+    std::string why;                 ///< untraced, pending, failed: what happened
+    uint64_t launches = 0;           ///< launches in the run that stored it
+    int traceAttempts = 0;           ///< pending: traced launches made
+    uint32_t sms = 0;                ///< pending: the next trace's SMs
+    uint32_t blocksPerSm = 0;        ///< pending: and blocks per SM
+    bool traceBound = false;         ///< untraced: its kernel had had its traces (tracesPerKernel)
+    /// A placement to apply (placed or original); else the outcome without one.
+    bool decided() const { return status == "placed" || status == "original"; }
 };
 
 /// 64-bit FNV-1a, as 16 hex digits (file names, spec fingerprints).
@@ -59,6 +73,8 @@ public:
     /// processes wrote meanwhile (when that is valid for this binary and device). Returns a
     /// warning when the write failed.
     std::optional<std::string> store(const CachedDecision& d);
+    /// Several at once, one write (the outcomes left at exit).
+    std::optional<std::string> store(const std::vector<CachedDecision>& ds);
     size_t size() const { return entries_.size(); }
 
 private:

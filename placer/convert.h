@@ -19,6 +19,13 @@ namespace memplace::placer {
 /// program that swaps two buffers keeps its decision).
 std::string signatureKey(const LaunchInfo& info);
 
+/// The Placer's signature: signatureKey without the grid. Launches of one kernel whose grid
+/// changes from launch to launch while block, shared memory, device and arrays stay the same (an
+/// LU factorisation's shrinking grid per step) share one decision: a decision places arrays,
+/// and what materialising it takes (shared staging of an array's extent, a texture, the constant
+/// pool, a persisting window) depends on the arrays, not on the grid.
+std::string gridFamilyKey(const LaunchInfo& info);
+
 /// The same signature as a short human-readable text, for reports and messages:
 /// `saxpy grid 1024x1x1 block 256x1x1 x:4MB y:4MB`.
 std::string signatureText(const LaunchInfo& info);

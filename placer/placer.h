@@ -1,22 +1,23 @@
 // The online Placer (issue 7): a memplace::PlacementPolicy that places a kernel's arrays for the
 // GPU it runs on and the input it runs with.
 //
-// On the first launch of a kernel with a new input signature (kernel, grid, block, the
-// program's dynamic shared memory, device, each array's element size and extent) it asks the
-// runtime to trace that launch: the launch runs with the default placement (every array
-// global) through the tracing accessor, so it does the program's work exactly once and its
-// results are the original's; whole SMs are sampled. The records become a trace::Trace, the
-// engine (model::analyze, model::Model, search::search) runs with the present GPU's spec, and
-// later launches with that signature get the decision: a specialised instantiation when the
-// placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
+// On a launch of a kernel with a new input signature (kernel, block, the program's dynamic
+// shared memory, device, each array's element size and extent; not the grid) after the first
+// (Options::traceAfter) it asks the runtime to trace that launch: the launch runs with the default
+// placement (every array global) through the tracing accessor, so it does the program's work
+// exactly once and its results are the original's; whole SMs are sampled. The records become a
+// trace::Trace, the engine (model::analyze, model::Model, search::search) runs with the present
+// GPU's spec, and later launches with that signature get the decision: a specialised instantiation
+// when the placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
 // dynamic accessor (the runtime picks; the report says which). A new signature is placed anew.
 // See docs/placer.md.
 //
 // Install it with install(), or link the library and it installs itself (MEMPLACE unset, auto or
 // trace; not with off or force:...). Environment controls: MEMPLACE, MEMPLACE_SPEC,
 // MEMPLACE_SPEC_DIR, MEMPLACE_CACHE, MEMPLACE_REPORT, MEMPLACE_TIME, MEMPLACE_TRACE_DIR,
-// MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS, MEMPLACE_SEARCH,
-// MEMPLACE_QUIET (Options::fromEnvironment).
+// MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS, MEMPLACE_TRACE_AFTER,
+// MEMPLACE_TRACES_PER_KERNEL, MEMPLACE_SEARCH, MEMPLACE_TUNE, MEMPLACE_TUNE_MIN_US,
+// MEMPLACE_QUIET and others (Options::fromEnvironment; docs/placer.md lists them).
 #pragma once
 
 #include "common/expected.h"
@@ -35,7 +36,7 @@ namespace memplace::placer {
 /// What the Placer does with launches.
 enum class Mode : uint8_t {
     Off,   ///< nothing: every launch takes the default placement (MEMPLACE=off)
-    Auto,  ///< trace the first launch of each signature, place the later ones (the default)
+    Auto,  ///< trace a launch of each signature (the 2nd), place the later ones (the default)
     Trace, ///< trace every launch and run the engine, but never change the placement
 };
 std::string_view modeName(Mode m); ///< "off", "auto", "trace"
@@ -51,6 +52,15 @@ struct Options {
     bool timeKernels = false; ///< MEMPLACE_TIME=1: CUDA events around every launch
     Sampling sampling;        ///< MEMPLACE_TRACE_SMS, MEMPLACE_TRACE_BLOCKS, MEMPLACE_TRACE_RECORDS
     int maxTraceAttempts = 3; ///< traced launches per signature when the buffer overflows
+    /// MEMPLACE_TRACE_AFTER: launches of a signature that run the original placement untraced
+    /// before one is traced. A trace costs several launches' time and pays only through the
+    /// launches after it, so a signature launched no more often than this is never traced (a
+    /// kernel launched once costs nothing). 0: the first launch is traced.
+    int traceAfter = 1;
+    /// MEMPLACE_TRACES_PER_KERNEL: signatures of one kernel traced in a run; a new signature of
+    /// a kernel that has had this many traces keeps the original placement, untraced (a kernel
+    /// whose arrays change size at every launch is not traced at every launch).
+    int tracesPerKernel = 4;
     search::Algorithm search = search::Algorithm::BranchAndBound; ///< MEMPLACE_SEARCH
     /// MEMPLACE_SEARCH_MS: branch-and-bound stops after this long with the best placement found
     /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (docs/NOTES.md).
@@ -109,6 +119,15 @@ struct Options {
     /// the same. Without it a kernel of a few microseconds measured up to 3x its time in the
     /// tuning's first launches (docs/NOTES.md, 2026-11-26). 0: none.
     double timingSpinUs = 100;
+    /// The busy-wait is this share of the kernel's measured length (its original launch), at
+    /// most timingSpinUs: enough to cover the host's work for a launch (a few microseconds) on
+    /// a kernel long enough to tune, without costing a short kernel several times its length.
+    double timingSpinShare = 0.25;
+    /// MEMPLACE_TUNE_MIN_US: a kernel whose original launch measures below this (microseconds,
+    /// the launch's host latency included) is not tuned and its timed launches get no
+    /// busy-wait: what a placement can save on it cannot pay for the tuning's launches. Its
+    /// decision is still checked (the revert rule, unpadded timings).
+    double tuneMinUs = 20;
     /// Launches a candidate may wait for its just-in-time instantiation before it is dropped.
     int tuneMaxWaits = 64;
     bool quiet = false; ///< MEMPLACE_QUIET: no warnings on stderr (they stay in the report)
@@ -153,19 +172,22 @@ struct Overheads {
 /// One input signature of one kernel: its decision, launches and overheads.
 struct KernelRecord {
     std::string kernel;
-    std::string key;       ///< signatureKey
-    std::string signature; ///< signatureText
-    dim3 grid;
+    std::string key;       ///< gridFamilyKey
+    std::string signature; ///< signatureText (of the traced launch, else of the first)
+    dim3 grid;             ///< of the traced launch (before one: of the first launch)
     dim3 block;
+    uint64_t grids = 1; ///< distinct grids launched with this signature (gridFamilyKey)
     std::size_t sharedBytes = 0;
     int device = 0;
     std::vector<std::string> arrays;
     std::vector<std::size_t> extents; ///< bytes (0: unknown)
     std::vector<std::size_t> elemSizes;
 
-    /// "pending" (not traced yet), "placed", "original" (the decision is the original
-    /// placement), "reverted" (measured slower, back to the original), "observed" (trace mode:
-    /// the decision is reported, not applied), "failed" (see failure).
+    /// "pending" (to be traced, or its trace unfinished), "untraced" (launched too few times to
+    /// be traced, or beyond the kernel's trace bound: the original placement, `why` says
+    /// which), "placed", "original" (the decision is the original placement), "reverted"
+    /// (measured slower, back to the original), "observed" (trace mode: the decision is
+    /// reported, not applied), "failed" (see failure).
     std::string status = "pending";
     std::string source; ///< "trace" or "cache"
     std::string failure;
@@ -266,6 +288,12 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
 std::vector<Placement> explorationMoves(const model::Model& m,
                                         const std::vector<Placement>& shortlist, int count);
 
+/// The GPU busy-wait before a launch the Placer times (microseconds), from the kernel's
+/// measured length (its original launch, microseconds; negative: not measured): none for a
+/// kernel shorter than tuneMinUs, else timingSpinShare of its length, at most timingSpinUs
+/// (timingSpinUs when not measured).
+double timingSpinFor(double kernelUs, const Options& options);
+
 /// On-line tuning's choice: the index of the candidate with the least median time, when it is
 /// `margin` faster than the original's median; -1 otherwise (the original stays) or when the
 /// original has no timing. Candidates without timings are skipped.
@@ -294,6 +322,10 @@ public:
     std::vector<std::string> warnings() const;
     /// Forgets every decision and signature (the disk cache stays).
     void reset();
+    /// Stores in the decision cache what the signatures without a decision came to (untraced,
+    /// a trace not finished, failed), so that a later run does not pay for them again; at exit
+    /// and when uninstalled. Nothing without MEMPLACE_CACHE.
+    void storeOutcomes();
 
 private:
     void tracedLocked(const LaunchInfo& info, TraceResult trace);

@@ -14,7 +14,12 @@ namespace memplace::placer {
 namespace {
 
 constexpr const char* kFormat = "memplace-placer-cache";
-constexpr int kVersion = 1;
+// 2: keys without the grid (gridFamilyKey), outcomes that are not decisions (`status`).
+constexpr int kVersion = 2;
+
+bool knownStatus(const std::string& s) {
+    return s == "placed" || s == "original" || s == "untraced" || s == "pending" || s == "failed";
+}
 
 } // namespace
 
@@ -100,6 +105,16 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
             d.signature = e.value("signature", std::string());
             d.kernel = e.at("kernel").get<std::string>();
             d.arrays = e.at("arrays").get<std::vector<std::string>>();
+            d.status = e.value("status", std::string("placed"));
+            if (!knownStatus(d.status)) {
+                return "corrupt (unknown status " + dumpJson(e.at("status")) + ")";
+            }
+            d.why = e.value("why", std::string());
+            d.launches = e.value("launches", uint64_t{0});
+            d.traceAttempts = e.value("trace_attempts", 0);
+            d.sms = e.value("sms", 0u);
+            d.blocksPerSm = e.value("blocks_per_sm", 0u);
+            d.traceBound = e.value("trace_bound", false);
             for (const auto& p : e.at("placement")) {
                 const auto place = parsePlace(p.get<std::string>());
                 if (!place) {
@@ -107,7 +122,7 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
                 }
                 d.placement.push_back(*place);
             }
-            if (d.placement.size() != d.arrays.size()) {
+            if (d.decided() && d.placement.size() != d.arrays.size()) {
                 return std::string("corrupt (a placement and its arrays differ in length)");
             }
             d.predictedSeconds = e.value("predicted_seconds", 0.0);
@@ -196,7 +211,20 @@ std::string DecisionCache::serialise() const {
                       {"placement", p},
                       {"predicted_seconds", d.predictedSeconds},
                       {"original_seconds", d.originalSeconds},
-                      {"engine_best", d.engineBest}});
+                      {"engine_best", d.engineBest},
+                      {"status", d.status}});
+        if (!d.decided()) {
+            ds.back()["why"] = d.why;
+            ds.back()["launches"] = d.launches;
+        }
+        if (d.traceBound) {
+            ds.back()["trace_bound"] = true;
+        }
+        if (d.status == "pending") {
+            ds.back()["trace_attempts"] = d.traceAttempts;
+            ds.back()["sms"] = d.sms;
+            ds.back()["blocks_per_sm"] = d.blocksPerSm;
+        }
         if (!d.jitPlacement.empty()) {
             nlohmann::json jp = nlohmann::json::array();
             for (Place pl : d.jitPlacement) {
@@ -211,6 +239,10 @@ std::string DecisionCache::serialise() const {
 }
 
 std::optional<std::string> DecisionCache::store(const CachedDecision& d) {
+    return store(std::vector<CachedDecision>{d});
+}
+
+std::optional<std::string> DecisionCache::store(const std::vector<CachedDecision>& ds) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) {
@@ -230,7 +262,15 @@ std::optional<std::string> DecisionCache::store(const CachedDecision& d) {
             }
         }
     }
-    entries_[d.key] = d;
+    for (const CachedDecision& d : ds) {
+        // An outcome without a decision never replaces a decision (another process's, or one
+        // this run loaded).
+        auto it = entries_.find(d.key);
+        if (!d.decided() && it != entries_.end() && it->second.decided()) {
+            continue;
+        }
+        entries_[d.key] = d;
+    }
     auto w = writeFileAtomic(file_, serialise(), Overwrite::Yes);
     if (!w) {
         return "decision cache: cannot write " + file_.string() + ": " + w.message();

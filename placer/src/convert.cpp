@@ -48,7 +48,9 @@ trace::ArrayMode fromMode(Mode m) {
 
 } // namespace
 
-std::string signatureKey(const LaunchInfo& info) {
+namespace {
+
+std::string keyOf(const LaunchInfo& info, bool withGrid) {
     std::string k;
     k.reserve(96 + info.arrays.size() * 24);
     k += info.kernel;
@@ -65,7 +67,11 @@ std::string signatureKey(const LaunchInfo& info) {
         k += 'x';
         num(d.z);
     };
-    dim(info.grid);
+    if (withGrid) {
+        dim(info.grid);
+    } else {
+        k += '*';
+    }
     k += '|';
     dim(info.block);
     k += "|s";
@@ -89,6 +95,16 @@ std::string signatureKey(const LaunchInfo& info) {
         }
     }
     return k;
+}
+
+} // namespace
+
+std::string signatureKey(const LaunchInfo& info) {
+    return keyOf(info, true);
+}
+
+std::string gridFamilyKey(const LaunchInfo& info) {
+    return keyOf(info, false);
 }
 
 std::string signatureText(const LaunchInfo& info) {

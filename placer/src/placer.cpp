@@ -84,6 +84,19 @@ int fastestMeasured(const std::vector<double>& originalMs,
     return best;
 }
 
+double timingSpinFor(double kernelUs, const Options& options) {
+    if (!(options.timingSpinUs > 0)) {
+        return 0;
+    }
+    if (kernelUs < 0) {
+        return options.timingSpinUs; // not measured: the most
+    }
+    if (kernelUs < options.tuneMinUs) {
+        return 0; // not tuned, and its checks are not worth a busy-wait
+    }
+    return std::min(options.timingSpinUs, options.timingSpinShare * kernelUs);
+}
+
 // ---- options -------------------------------------------------------------------------------
 
 Options Options::fromEnvironment(std::vector<std::string>* warnings) {
@@ -121,6 +134,9 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     env::readNumber("MEMPLACE_TUNE", o.tuneCandidates, w);
     env::readNumber("MEMPLACE_TUNE_EXPLORE", o.tuneExplore, w);
     env::readNumber("MEMPLACE_TIMING_SPIN_US", o.timingSpinUs, w);
+    env::readNumber("MEMPLACE_TUNE_MIN_US", o.tuneMinUs, w);
+    env::readNumber("MEMPLACE_TRACE_AFTER", o.traceAfter, w);
+    env::readNumber("MEMPLACE_TRACES_PER_KERNEL", o.tracesPerKernel, w);
     if (const char* v = env::value("MEMPLACE_SEARCH")) {
         if (auto a = search::parseAlgorithm(v)) {
             o.search = *a;
@@ -416,7 +432,10 @@ Expected<EngineResult> runEngine(const trace::Trace& trace, const spec::Spec& sp
 
 namespace {
 
-enum class Kind : uint8_t { Traced, Original, Placed, Candidate };
+/// Probe: an original launch timed without a busy-wait, whose time (the kernel's length, the
+/// launch's host latency included) sets the busy-wait of the timed launches after it and
+/// whether the signature is tuned (timingSpinFor, Options::tuneMinUs).
+enum class Kind : uint8_t { Traced, Original, Placed, Candidate, Probe };
 
 /// One placement of the tuning shortlist and its timed launches.
 struct Candidate {
@@ -433,12 +452,24 @@ struct Candidate {
 
 struct Entry {
     KernelRecord rec;
-    enum class Phase : uint8_t { NeedTrace, Decided, Failed } phase = Phase::NeedTrace;
+    /// NeedTrace: to be traced (after Options::traceAfter launches) or its trace unfinished;
+    /// Untraced: never traced (the kernel's trace bound), the original placement.
+    enum class Phase : uint8_t { NeedTrace, Decided, Failed, Untraced } phase = Phase::NeedTrace;
     Sampling sampling;
-    Placement applied;       ///< what placed launches get
-    Placement original;      ///< as written: what the runtime launches when no placement is given
-    Placement jit;           ///< asked to be compiled just in time (empty: none, or given up)
-    bool jitRunning = false; ///< placed launches run the just-in-time instantiation
+    bool traceCounted = false; ///< counted in its kernel's traces (Options::tracesPerKernel)
+    std::set<std::tuple<unsigned, unsigned, unsigned>> grids; ///< launched (a grid family)
+    /// The outcome the decision cache holds for it ("status|why"), not stored again.
+    std::string cachedOutcome;
+    /// The kernel's length in microseconds from its probe launch (Kind::Probe); -1: unknown.
+    double kernelUs = -1;
+    bool probePending = false; ///< its probe launch is not timed yet
+    bool probed = false;       ///< probed (kernelUs < 0 after it: the timing failed)
+    int probeWaits = 0;        ///< launches that ran the original while the probe's time was out
+    int originalSampled = 0;   ///< timed original launches of the revert check issued
+    Placement applied;         ///< what placed launches get
+    Placement original;        ///< as written: what the runtime launches when no placement is given
+    Placement jit;             ///< asked to be compiled just in time (empty: none, or given up)
+    bool jitRunning = false;   ///< placed launches run the just-in-time instantiation
     /// The decision was checked on the GPU in an earlier run (from the decision cache): it is
     /// not timed against the original again.
     bool verified = false;
@@ -480,6 +511,8 @@ struct Placer::Impl {
     std::vector<std::string> warnings;
     std::set<std::string> warned;
     std::string binary;
+    /// Signatures traced per (device, kernel) in this run (Options::tracesPerKernel).
+    std::map<std::pair<int, std::string>, int> tracesOf;
 
     void warn(const std::string& w) {
         if (!warned.insert(w).second) {
@@ -564,9 +597,11 @@ struct Placer::Impl {
                                : std::nullopt,
             info.staticSharedBytes + info.sharedBytes);
         e.sampling = resolveSampling(options.sampling, occ.blocksPerSm);
-        if (dev.cache) {
-            if (const CachedDecision* c = dev.cache->find(key);
-                c != nullptr && c->arrays == r.arrays && c->placement.size() == r.arrays.size()) {
+        const CachedDecision* c = dev.cache ? dev.cache->find(key) : nullptr;
+        if (c != nullptr && c->arrays == r.arrays && !c->decided()) {
+            cachedOutcome(e, *c);
+        } else if (c != nullptr) {
+            if (c->arrays == r.arrays && c->placement.size() == r.arrays.size()) {
                 e.phase = Entry::Phase::Decided;
                 e.verified = true;
                 r.source = "cache";
@@ -593,6 +628,47 @@ struct Placer::Impl {
             }
         }
         return e;
+    }
+
+    /// A signature whose earlier run left no decision: not traced again for what it came to.
+    void cachedOutcome(Entry& e, const CachedDecision& c) {
+        KernelRecord& r = e.rec;
+        e.cachedOutcome = c.status + "|" + c.why;
+        if (c.status == "failed") {
+            e.phase = Entry::Phase::Failed;
+            r.status = "failed";
+            r.source = "cache";
+            r.failure = "in an earlier run (decision cache): " + c.why;
+        } else if (c.status == "untraced" && c.traceBound) {
+            e.phase = Entry::Phase::Untraced;
+            r.status = "untraced";
+            r.source = "cache";
+            r.why = c.why + " (in an earlier run; decision cache)";
+        } else if (c.status == "untraced") {
+            // Launched too few times to be traced: the same rule applies in this run.
+            r.source = "cache";
+            r.notes.push_back("an earlier run did not trace it either: " + c.why);
+        } else if (c.status == "pending") {
+            // Its trace overflowed and the run ended before the next attempt: this run goes on
+            // from there (fewer blocks), the attempts counted across runs.
+            r.traceAttempts = std::max(0, c.traceAttempts);
+            if (c.sms > 0 && c.blocksPerSm > 0) {
+                e.sampling.sms = c.sms;
+                e.sampling.blocksPerSm = c.blocksPerSm;
+            }
+            r.notes.push_back("an earlier run's trace was not finished (" +
+                              std::to_string(c.traceAttempts) + " attempt(s)): traced with " +
+                              std::to_string(e.sampling.sms) + " SM(s), " +
+                              std::to_string(e.sampling.blocksPerSm) + " block(s) each");
+        }
+    }
+
+    /// Why a signature launched `launches` times is not traced (yet): Options::traceAfter.
+    std::string untracedWhy(uint64_t launches) const {
+        return "not traced: launched " +
+               (launches == 1 ? std::string("once") : std::to_string(launches) + " times") +
+               " (a signature is traced at its launch " + std::to_string(options.traceAfter + 1) +
+               ": a trace pays only through the launches after it; MEMPLACE_TRACE_AFTER)";
     }
 
     void collectTimings(bool wait) {
@@ -622,7 +698,14 @@ struct Placer::Impl {
                     break;
                 case Kind::Candidate:
                     break;
+                case Kind::Probe:
+                    e.kernelUs = (t.materialiseMs + t.kernelMs) * 1000.0;
+                    break;
                 }
+            }
+            if (it->second.second == Kind::Probe) {
+                e.probePending = false;
+                e.probed = true;
             }
             if (it->second.second == Kind::Candidate) {
                 auto c = candidateOf.find(t.launchId);
@@ -686,12 +769,49 @@ struct Placer::Impl {
         (void)timed;
         return 0; // no GPU to keep busy: host and "GPU" are one
 #else
-        if (!timed || options.timingSpinUs <= 0) {
-            return 0;
-        }
-        e.spinMs += options.timingSpinUs / 1000.0;
-        return options.timingSpinUs;
+        const double us = timed ? timingSpinFor(e.kernelUs, options) : 0;
+        e.spinMs += us / 1000.0;
+        return us;
 #endif
+    }
+
+    /// The probe (Kind::Probe) before the first launch timed with a busy-wait: the launch that
+    /// measures the kernel's length, or, while its time is out, an untimed original launch;
+    /// nothing once the length is known (or its timing failed).
+    std::optional<Decision> probeStep(Entry& e, std::size_t ei, const LaunchInfo& info) {
+        if (e.probed) {
+            return std::nullopt;
+        }
+        Decision d;
+        if (!e.probePending) {
+            d.time = true; // no busy-wait: the launch's host latency is in it, an upper bound
+            e.probePending = true;
+            launchKinds[info.launchId] = {ei, Kind::Probe};
+            return d;
+        }
+        // Its time is collected when the GPU has run it; until then the original runs (what
+        // these launches would run anyway), and after a few the host waits for it.
+        collectTimings(++e.probeWaits > 8);
+        if (e.probed) {
+            return std::nullopt;
+        }
+        launchKinds[info.launchId] = {ei, Kind::Original};
+        return d;
+    }
+
+    /// No tuning for a kernel too short to earn it back (Options::tuneMinUs).
+    void skipTuning(Entry& e) {
+        e.tuning = false;
+        KernelRecord& r = e.rec;
+        r.tuneState = "skipped";
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "not tuned: the original launch measured %.1f us, below %.1f us "
+                      "(MEMPLACE_TUNE_MIN_US): measuring candidates would cost more than a "
+                      "placement can save; the decision is checked without busy-waits",
+                      e.kernelUs, options.tuneMinUs);
+        r.tuneWhy = buf;
+        r.notes.emplace_back(buf);
     }
 
     /// On-line tuning: the launch that measures the next candidate, or nothing when every
@@ -881,7 +1001,16 @@ struct Placer::Impl {
         }
     }
 
+    /// Whether a signature has not been traced because it was launched too few times.
+    bool waitingForTrace(const Entry& e) const {
+        return options.mode == Mode::Auto && e.phase == Entry::Phase::NeedTrace && !e.traceCounted;
+    }
+
     void finalise(KernelRecord& r, const Entry& e) const {
+        if (waitingForTrace(e)) {
+            r.status = "untraced";
+            r.why = untracedWhy(r.launches);
+        }
         r.originalKernelMs = median(e.originalMs);
         r.placedKernelMs = median(e.placedMs);
         r.originalSamples = static_cast<int>(e.originalMs.size());
@@ -945,6 +1074,7 @@ struct Placer::Impl {
                           {"grid", {r.grid.x, r.grid.y, r.grid.z}},
                           {"block", {r.block.x, r.block.y, r.block.z}},
                           {"shared_bytes", r.sharedBytes},
+                          {"grids", r.grids},
                           {"device", r.device},
                           {"arrays", arrays}};
         j["status"] = r.status;
@@ -1063,10 +1193,14 @@ Decision Placer::decide(const LaunchInfo& info) {
     if (dev.failed) {
         return d;
     }
-    const std::string key = signatureKey(info);
+    const std::string key = gridFamilyKey(info);
     Entry& e = m.entry(info, key, dev);
     const std::size_t ei = static_cast<std::size_t>(&e - m.entries.data());
     ++e.rec.launches;
+    if (e.grids.size() < 4096) {
+        e.grids.emplace(info.grid.x, info.grid.y, info.grid.z);
+        e.rec.grids = e.grids.size();
+    }
     auto trace = [&] {
         d.kind = Decision::Kind::Trace;
         d.trace = traceOptions(info, dev.sms, e.sampling);
@@ -1078,8 +1212,30 @@ Decision Placer::decide(const LaunchInfo& info) {
     }
     switch (e.phase) {
     case Entry::Phase::NeedTrace:
+        if (!e.traceCounted) {
+            // A trace pays only through the launches after it: none for the first
+            // traceAfter launches, and at most tracesPerKernel signatures of a kernel.
+            if (e.rec.launches <= static_cast<uint64_t>(m.options.traceAfter)) {
+                m.launchKinds[info.launchId] = {ei, Kind::Original};
+                return d;
+            }
+            int& traces = m.tracesOf[{info.device, info.kernel}];
+            if (traces >= m.options.tracesPerKernel) {
+                e.phase = Entry::Phase::Untraced;
+                e.rec.status = "untraced";
+                e.rec.why = "not traced: " + std::to_string(traces) + " signature(s) of " +
+                            info.kernel +
+                            " were traced in this run, the bound (MEMPLACE_TRACES_PER_KERNEL); "
+                            "the original placement stays";
+                m.launchKinds[info.launchId] = {ei, Kind::Original};
+                return d;
+            }
+            ++traces;
+            e.traceCounted = true;
+        }
         trace();
         return d;
+    case Entry::Phase::Untraced:
     case Entry::Phase::Failed:
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
@@ -1091,19 +1247,30 @@ Decision Placer::decide(const LaunchInfo& info) {
         m.collectTimings(false);
         m.maybeRevert(e);
     }
+    const bool verifying = m.options.verify && !e.verified;
+    const bool placing = e.applied != e.original || !e.jit.empty();
+    if (e.tuning || (verifying && placing)) {
+        // The kernel's length first: the busy-wait of the timed launches, and whether tuning
+        // can pay (Options::tuneMinUs).
+        if (std::optional<Decision> p = m.probeStep(e, ei, info)) {
+            return *p;
+        }
+        if (e.tuning && e.kernelUs >= 0 && e.kernelUs < m.options.tuneMinUs) {
+            m.skipTuning(e);
+        }
+    }
     if (e.tuning) {
         if (std::optional<Decision> t = m.tuneStep(e, ei, info)) {
             return *t;
         }
     }
-    const bool verifying = m.options.verify && !e.verified;
     const bool checking = m.options.timeKernels || verifying;
-    const bool placing = e.applied != e.original || !e.jit.empty();
     const bool measureOriginal =
-        checking && static_cast<int>(e.rec.originalLaunches) < m.options.originalSamples && placing;
+        checking && e.originalSampled < m.options.originalSamples && placing;
     if (!placing || measureOriginal) {
         d.time = measureOriginal;
         d.spinUs = m.timedSpin(e, d.time);
+        e.originalSampled += measureOriginal ? 1 : 0;
         m.launchKinds[info.launchId] = {ei, Kind::Original};
         return d;
     }
@@ -1122,7 +1289,7 @@ void Placer::traced(const LaunchInfo& info, TraceResult result) {
     try {
         tracedLocked(info, std::move(result));
     } catch (const std::exception& ex) {
-        auto it = m.index.find(signatureKey(info));
+        auto it = m.index.find(gridFamilyKey(info));
         if (it != m.index.end()) {
             Entry& e = m.entries[it->second];
             e.phase = Entry::Phase::Failed;
@@ -1136,7 +1303,7 @@ void Placer::traced(const LaunchInfo& info, TraceResult result) {
 
 void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     Impl& m = *impl_;
-    auto it = m.index.find(signatureKey(info));
+    auto it = m.index.find(gridFamilyKey(info));
     if (it == m.index.end()) {
         return;
     }
@@ -1144,6 +1311,10 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     KernelRecord& r = e.rec;
     DeviceState& dev = m.device(info.device);
     ++r.traceAttempts;
+    // The grid the engine sees (of a grid family, the traced launch's).
+    r.grid = info.grid;
+    r.blocks = static_cast<uint64_t>(info.grid.x) * info.grid.y * info.grid.z;
+    r.signature = signatureText(info);
     r.overheads.collectMs += result.collectMicros / 1000.0;
     r.sampledBlocks = result.sampledBlocks.empty() ? r.blocks : result.sampledBlocks.size();
 
@@ -1274,6 +1445,12 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
             }
         }
         break;
+    case Kind::Probe:
+        if (!report.timed) {
+            e.probePending = false; // no timing: the busy-wait stays the most
+            e.probed = true;
+        }
+        [[fallthrough]];
     case Kind::Original:
         ++r.originalLaunches;
         e.originalHostUs.push_back(report.hostMicros);
@@ -1379,6 +1556,10 @@ std::string Placer::reportJson() const {
                      {"blocks_per_sm", m.options.sampling.blocksPerSm},
                      {"waves", m.options.sampling.waves},
                      {"max_records", m.options.sampling.maxRecords}};
+    j["first_run"] = {{"trace_after", m.options.traceAfter},
+                      {"traces_per_kernel", m.options.tracesPerKernel},
+                      {"tune_min_us", m.options.tuneMinUs},
+                      {"timing_spin_us", m.options.timingSpinUs}};
 #if defined(MEMPLACE_EMU)
     j["emulated"] = true;
 #else
@@ -1422,12 +1603,63 @@ std::vector<std::string> Placer::warnings() const {
     return impl_->warnings;
 }
 
+void Placer::storeOutcomes() {
+    Impl& m = *impl_;
+    std::lock_guard<std::mutex> g(m.mu);
+    if (m.options.mode != Mode::Auto) {
+        return; // trace mode decides nothing
+    }
+    std::map<int, std::vector<CachedDecision>> outcomes; // per device
+    for (const Entry& e : m.entries) {
+        const KernelRecord& r = e.rec;
+        auto dev = m.devices.find(r.device);
+        if (dev == m.devices.end() || !dev->second.cache) {
+            continue;
+        }
+        CachedDecision c;
+        c.key = r.key;
+        c.signature = r.signature;
+        c.kernel = r.kernel;
+        c.arrays = r.arrays;
+        c.launches = r.launches;
+        if (e.phase == Entry::Phase::NeedTrace && r.traceAttempts > 0) {
+            c.status = "pending";
+            c.why = "the trace overflowed and the run ended before it was finished";
+            c.traceAttempts = r.traceAttempts;
+            c.sms = e.sampling.sms;
+            c.blocksPerSm = e.sampling.blocksPerSm;
+        } else if (e.phase == Entry::Phase::NeedTrace) {
+            c.status = "untraced";
+            c.why = m.untracedWhy(r.launches);
+        } else if (e.phase == Entry::Phase::Untraced) {
+            c.status = "untraced";
+            c.why = r.why;
+            c.traceBound = true;
+        } else if (e.phase == Entry::Phase::Failed && r.source != "cache") {
+            c.status = "failed";
+            c.why = r.failure;
+        } else {
+            continue;
+        }
+        if (e.cachedOutcome == c.status + "|" + c.why) {
+            continue; // the cache says so already
+        }
+        outcomes[r.device].push_back(std::move(c));
+    }
+    for (auto& [device, list] : outcomes) {
+        if (auto w = m.devices[device].cache->store(list)) {
+            m.warn(*w);
+        }
+    }
+}
+
 void Placer::reset() {
     Impl& m = *impl_;
     std::lock_guard<std::mutex> g(m.mu);
     m.collectTimings(true);
     m.entries.clear();
     m.index.clear();
+    m.tracesOf.clear();
     m.launchKinds.clear();
     m.timedLaunches.clear();
 }
@@ -1446,8 +1678,14 @@ std::shared_ptr<Placer>& installedSlot() {
     return *p;
 }
 
+/// A Placer's end (exit, uninstalled, replaced): what its signatures came to goes into the
+/// decision cache, and its report is written.
 void writeReportOf(const std::shared_ptr<Placer>& p) {
-    if (!p || p->options().reportPath.empty()) {
+    if (!p) {
+        return;
+    }
+    p->storeOutcomes();
+    if (p->options().reportPath.empty()) {
         return;
     }
     std::string err;
@@ -1502,6 +1740,8 @@ std::shared_ptr<Placer> install(const Options& options) {
     setPlacementPolicy(std::make_shared<ExitHook>(p));
     if (old && old->options().reportPath != options.reportPath) {
         writeReportOf(old);
+    } else if (old) {
+        old->storeOutcomes();
     }
     return p;
 }

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -403,7 +404,7 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     const TraceResult copy = trace;
     m.placer->traced(info, std::move(trace));
     const std::string key = signatureKey(info);
-    const std::optional<KernelRecord> rec = m.record(key);
+    const std::optional<KernelRecord> rec = m.record(gridFamilyKey(info)); // the Placer's key
     if (rec && rec->status == "pending") {
         return; // the Placer traces again (overflow)
     }
@@ -613,6 +614,10 @@ std::shared_ptr<SweepPolicy> installSweep(const Options& options, const SweepOpt
     if (o.mode != Mode::Auto) {
         o.mode = Mode::Auto;
     }
+    // Every signature is swept from its first launch: an evaluation program may launch a kernel
+    // once, and what a trace costs does not matter here.
+    o.traceAfter = 0;
+    o.tracesPerKernel = std::numeric_limits<int>::max();
     std::shared_ptr<Placer> p = install(o);
     auto s = std::make_shared<SweepPolicy>(p, sweep);
     setPlacementPolicy(s);

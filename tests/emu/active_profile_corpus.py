@@ -62,7 +62,10 @@ def run(binary, d, mode, timeout):
     env.update({"MEMPLACE_PROFILE": mode, "MEMPLACE_QUIET": "1", "MEMPLACE_SPEC": "h100",
                 "MEMPLACE_REPORT": os.path.join(d, "report_%s.json" % mode),
                 "MEMPLACE_PROFILE_REPORT": os.path.join(d, "profile_%s.jsonl" % mode),
-                "MEMPLACE_TRACE_DIR": tdir})
+                "MEMPLACE_TRACE_DIR": tdir,
+                # every signature traced at its first launch: the corpus programs launch most
+                # kernels once
+                "MEMPLACE_TRACE_AFTER": "0", "MEMPLACE_TRACES_PER_KERNEL": "1000000"})
     for k in ("MEMPLACE_REPORT", "MEMPLACE_PROFILE_REPORT"):
         if os.path.exists(env[k]):
             os.remove(env[k])

@@ -15,7 +15,7 @@ grep -q '"status": "placed"' "$out/report.json"
 grep -q '"table": "shared"' "$out/report.json"
 grep -q '"traced": 1' "$out/report.json"
 echo "report: $(grep -c '"kernel":' "$out/report.json") kernel(s), table placed in shared memory"
-# MEMPLACE=off: the Placer does not install; the program's own check fails (first launch untraced).
+# MEMPLACE=off: the Placer does not install; the program's own check fails (its 2nd launch untraced).
 if MEMPLACE=off MEMPLACE_QUIET=1 "$prog" >"$out/off.log" 2>&1; then
   echo "MEMPLACE=off: the Placer still placed launches"; exit 1
 fi

@@ -1,6 +1,6 @@
 // A rewritten program (the form of docs/rewrite-contract.md) with no Placer code in it: it only
 // links memplace_placer_emu. The Placer installs itself; the program checks through the
-// runtime's API that its first launch was traced and the later ones placed, and that every
+// runtime's API that its 2nd launch was traced and the later ones placed, and that every
 // result equals the original kernel's. auto_install_test.sh checks the MEMPLACE_REPORT file.
 #include "memplace/memplace.cuh"
 
@@ -82,8 +82,11 @@ int main(int argc, char** argv) {
     std::vector<float> ref(n), got(n);
     cudaMemcpy(ref.data(), dref, n * sizeof(float), cudaMemcpyDeviceToHost);
     int bad = 0;
+    // The traced launch: after MEMPLACE_TRACE_AFTER (default 1) untraced ones.
+    const char* after = std::getenv("MEMPLACE_TRACE_AFTER");
+    const int tracedLaunch = 1 + (after == nullptr || *after == '\0' ? 1 : std::atoi(after));
 #if defined(MEMPLACE_EMU)
-    const int firstPlaced = 2; // no verification under emulation
+    const int firstPlaced = tracedLaunch + 1; // no verification under emulation
 #else
     auto on = [](const char* name, bool unset) {
         const char* v = std::getenv(name);
@@ -91,13 +94,17 @@ int main(int argc, char** argv) {
     };
     const int firstPlaced = [&] {
         if (!on("MEMPLACE_VERIFY", true) && !on("MEMPLACE_TIME", false)) {
-            return 2;
+            return tracedLaunch + 1;
         }
-        // On-line tuning (MEMPLACE_TUNE, default 3 candidates): the original and each
-        // candidate take a warm-up and 3 timed launches first (docs/placer.md).
+        if (!on("MEMPLACE_VERIFY", true)) {
+            return tracedLaunch + 3; // MEMPLACE_TIME: 2 original launches timed
+        }
+        // With MEMPLACE_VERIFY, a probe launch measures the kernel's length first; on-line
+        // tuning (MEMPLACE_TUNE, default 3 candidates): the original and each candidate take a
+        // warm-up and 3 timed launches (docs/placer.md); without it, 2 original launches.
         const char* t = std::getenv("MEMPLACE_TUNE");
         const int candidates = t == nullptr ? 3 : std::atoi(t);
-        return on("MEMPLACE_VERIFY", true) && candidates >= 2 ? 2 + 4 * (1 + candidates) : 4;
+        return candidates >= 2 ? tracedLaunch + 2 + 4 * (1 + candidates) : tracedLaunch + 4;
     }();
 #endif
     for (int launch = 1; launch <= launches; ++launch) {
@@ -112,12 +119,12 @@ int main(int argc, char** argv) {
                     std::string(memplace::placeName(r.arrays[0].placed)).c_str(),
                     same ? "equal to the original" : "DIFFERS");
         bad += same ? 0 : 1;
-        // The first launch is traced, or placed from a decision cache (MEMPLACE_CACHE); later
-        // ones are placed, except that on a GPU the first ones after a new decision run the
-        // original and the tuning's candidates to be measured (MEMPLACE_VERIFY, MEMPLACE_TUNE,
-        // MEMPLACE_TIME).
-        if (launch == 1 && r.dispatch != "tracing" && r.arrays[0].source != "policy") {
-            std::printf("the first launch was not traced: is the Placer installed?\n");
+        // The 2nd launch is traced (MEMPLACE_TRACE_AFTER), or every launch is placed from a
+        // decision cache (MEMPLACE_CACHE); later ones are placed, except that on a GPU the
+        // first ones after a new decision run the original and the tuning's candidates to be
+        // measured (MEMPLACE_VERIFY, MEMPLACE_TUNE, MEMPLACE_TIME).
+        if (launch == tracedLaunch && r.dispatch != "tracing" && r.arrays[0].source != "policy") {
+            std::printf("launch %d was not traced: is the Placer installed?\n", launch);
             ++bad;
         }
         if (launch == launches && launch >= firstPlaced && r.arrays[0].source != "policy") {

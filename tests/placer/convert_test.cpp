@@ -99,6 +99,24 @@ TEST(Signature, PointersDoNotCountExtentsAndGeometryDo) {
               std::string::npos);
 }
 
+TEST(Signature, AGridFamilyIgnoresOnlyTheGrid) {
+    const LaunchInfo a = saxpyInfo(1 << 16);
+    LaunchInfo b = a;
+    b.grid = dim3(17, 3);
+    EXPECT_NE(signatureKey(a), signatureKey(b));
+    EXPECT_EQ(gridFamilyKey(a), gridFamilyKey(b));
+    LaunchInfo c = a;
+    c.block = dim3(128);
+    EXPECT_NE(gridFamilyKey(a), gridFamilyKey(c));
+    LaunchInfo d = a;
+    d.arrays[0].extentBytes += 4;
+    EXPECT_NE(gridFamilyKey(a), gridFamilyKey(d));
+    LaunchInfo e = a;
+    e.sharedBytes = 1024;
+    EXPECT_NE(gridFamilyKey(a), gridFamilyKey(e));
+    EXPECT_EQ(gridFamilyKey(a).rfind("saxpy|*|256x1x1|", 0), 0u) << gridFamilyKey(a);
+}
+
 TEST(Sampling, Resolve) {
     Sampling s; // 2 SMs, 2 waves
     EXPECT_EQ(resolveSampling(s, 8).blocksPerSm, 16u);

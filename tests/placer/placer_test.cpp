@@ -27,11 +27,14 @@ namespace {
 namespace fs = std::filesystem;
 using mptest::randomFloat;
 
+/// The first launch of a signature traced (MEMPLACE_TRACE_AFTER=0), as these tests check the
+/// trace's outcome from the first launch on; the default's tests set traceAfter themselves.
 Options testOptions() {
     Options o;
     o.mode = Mode::Auto;
     o.quiet = true;
     o.specDir.clear();
+    o.traceAfter = 0;
     return o;
 }
 
@@ -677,6 +680,266 @@ TEST_F(PlacerTest, ConcurrentThreadsEachQueueOnTwoStreamsWithoutSynchronising) {
     EXPECT_TRUE(sharedPlaced);
 }
 
+// ---- what the first run costs (issue 29, item 5) ---------------------------------------------
+
+/// The scattered lookup on buffers allocated once for `capacity` elements, launched over the
+/// first n of them: a grid of n / 256 blocks while the arrays' extents (their allocations) stay.
+class GridLookup {
+public:
+    explicit GridLookup(int capacity, std::size_t tableFloats = 4096) : capacity_(capacity) {
+        std::mt19937_64 g(5);
+        std::vector<float> t(tableFloats);
+        for (float& v : t) {
+            v = randomFloat(g);
+        }
+        table_ = deviceArray(t);
+        EXPECT_EQ(cudaMalloc(&out_, capacity * sizeof(float)), cudaSuccess);
+        EXPECT_EQ(cudaMalloc(&ref_, capacity * sizeof(float)), cudaSuccess);
+    }
+    ~GridLookup() {
+        (void)cudaFree(table_);
+        (void)cudaFree(out_);
+        (void)cudaFree(ref_);
+    }
+    GridLookup(const GridLookup&) = delete;
+    GridLookup& operator=(const GridLookup&) = delete;
+    /// The rewritten kernel over n elements; true when its output equals the original's.
+    bool run(int n, LaunchReport* report = nullptr) {
+        EXPECT_EQ(cudaMemset(out_, 0, capacity_ * sizeof(float)), cudaSuccess);
+        EXPECT_EQ(cudaMemset(ref_, 0, capacity_ * sizeof(float)), cudaSuccess);
+        EXPECT_EQ(mptest::scatteredLookupRewritten(n, 8, 4095, table_, out_, nullptr), cudaSuccess);
+        if (report != nullptr) {
+            *report = lastReport();
+        }
+        mptest::scatteredLookupOriginal(n, 8, 4095, table_, ref_, nullptr);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        return hostArray(out_, static_cast<std::size_t>(capacity_)) ==
+               hostArray(ref_, static_cast<std::size_t>(capacity_));
+    }
+
+private:
+    int capacity_;
+    float* table_ = nullptr;
+    float* out_ = nullptr;
+    float* ref_ = nullptr;
+};
+
+Options defaultTraceOptions() {
+    Options o = testOptions();
+    o.traceAfter = Options{}.traceAfter;
+    return o;
+}
+
+TEST_F(PlacerTest, AKernelLaunchedOnceIsNotTracedInThisRunOrTheNext) {
+    const fs::path dir = tempDir("once");
+    Options o = defaultTraceOptions();
+    ASSERT_EQ(o.traceAfter, 1); // the default: traced at its 2nd launch
+    o.cacheDir = dir.string();
+    for (int run = 0; run < 2; ++run) {
+        auto placer = install(o);
+        Lookup a(false, 1 << 14, 16, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_NE(r.dispatch, "tracing") << "run " << run;
+        const auto ks = placer->kernels();
+        ASSERT_EQ(ks.size(), 1u);
+        EXPECT_EQ(ks[0].tracedLaunches, 0u);
+        EXPECT_EQ(ks[0].originalLaunches, 1u);
+        EXPECT_EQ(ks[0].status, "untraced");
+        EXPECT_NE(ks[0].why.find("not traced: launched once"), std::string::npos) << ks[0].why;
+        const auto j = nlohmann::json::parse(placer->reportJson());
+        EXPECT_EQ(j["kernels"][0]["status"], "untraced");
+        EXPECT_EQ(j["kernels"][0]["source"], run == 0 ? "" : "cache");
+        uninstall(); // the outcome goes into the decision cache
+        // The cache holds the outcome without a decision.
+        const auto files = std::vector<fs::directory_entry>(fs::directory_iterator(dir), {});
+        ASSERT_EQ(files.size(), 1u);
+        const auto c = nlohmann::json::parse(std::ifstream(files[0].path()));
+        EXPECT_EQ(c["version"], 2);
+        ASSERT_EQ(c["decisions"].size(), 1u);
+        EXPECT_EQ(c["decisions"][0]["status"], "untraced");
+        EXPECT_EQ(c["decisions"][0]["launches"], 1);
+    }
+    // A run that launches it again traces its 2nd launch and places the 3rd; the decision
+    // replaces the outcome in the cache.
+    {
+        auto placer = install(o);
+        Lookup a(false, 1 << 14, 16, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_NE(r.dispatch, "tracing");
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.dispatch, "tracing");
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared);
+        EXPECT_EQ(placer->kernels()[0].status, "placed");
+        uninstall();
+    }
+    {
+        auto placer = install(o);
+        Lookup a(false, 1 << 14, 16, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_EQ(r.arrays[0].placed, Place::Shared); // from the cache, at the first launch
+        EXPECT_EQ(placer->kernels()[0].source, "cache");
+        uninstall();
+    }
+    fs::remove_all(dir);
+}
+
+TEST_F(PlacerTest, AShrinkingGridIsOneSignatureTracedOnce) {
+    // An LU factorisation's kernels: the grid shrinks at every step, the arrays stay.
+    auto placer = install(defaultTraceOptions());
+    GridLookup g(1 << 14);
+    int launches = 0;
+    for (int n = 1 << 14; n > 0; n -= 1024, ++launches) {
+        LaunchReport r;
+        ASSERT_TRUE(g.run(n, &r)) << "n = " << n;
+        EXPECT_EQ(r.dispatch == "tracing", launches == 1) << "launch " << launches + 1;
+        if (launches >= 2) {
+            EXPECT_EQ(r.arrays[0].placed, Place::Shared) << "n = " << n;
+        }
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks[0].tracedLaunches, 1u);
+    EXPECT_EQ(ks[0].launches, static_cast<uint64_t>(launches));
+    EXPECT_EQ(ks[0].grids, static_cast<uint64_t>(launches));
+    EXPECT_EQ(ks[0].status, "placed");
+    EXPECT_EQ(ks[0].grid.x, 60u); // the traced launch's: (16384 - 1024) / 256
+    const auto j = nlohmann::json::parse(placer->reportJson());
+    EXPECT_EQ(j["kernels"][0]["signature"]["grids"], launches);
+    EXPECT_EQ(j["first_run"]["trace_after"], 1);
+    EXPECT_EQ(j["first_run"]["traces_per_kernel"], 4);
+}
+
+TEST_F(PlacerTest, TracesPerKernelAreBounded) {
+    // Arrays of another size at every launch: a new signature each time, traced at most
+    // tracesPerKernel times; the rest keep the original placement untraced, and say so.
+    Options o = testOptions(); // every signature traced at its first launch
+    o.tracesPerKernel = 2;
+    auto placer = install(o);
+    for (int k = 0; k < 5; ++k) {
+        GridLookup g(4096 + 256 * k, 4096 + 1024 * k);
+        LaunchReport r;
+        ASSERT_TRUE(g.run(4096, &r));
+        EXPECT_EQ(r.dispatch == "tracing", k < 2) << "signature " << k;
+        ASSERT_TRUE(g.run(4096, &r));
+        if (k >= 2) {
+            EXPECT_EQ(r.arrays[0].placed, r.arrays[0].requested);
+            EXPECT_EQ(r.arrays[0].source, "default") << "signature " << k;
+        }
+    }
+    const auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 5u);
+    for (std::size_t k = 0; k < ks.size(); ++k) {
+        EXPECT_EQ(ks[k].tracedLaunches, k < 2 ? 1u : 0u) << k;
+        if (k >= 2) {
+            EXPECT_EQ(ks[k].status, "untraced");
+            EXPECT_NE(ks[k].why.find("MEMPLACE_TRACES_PER_KERNEL"), std::string::npos) << ks[k].why;
+        }
+    }
+}
+
+TEST_F(PlacerTest, TheCacheKeepsOriginalAndPendingOutcomes) {
+    const fs::path dir = tempDir("outcomes");
+    Options o = testOptions();
+    o.cacheDir = dir.string();
+    o.sampling.maxRecords = 500; // a block of the lookup writes 520 records: it overflows
+    {
+        auto placer = install(o);
+        Saxpy s(1 << 12); // streaming: the original stays
+        ASSERT_TRUE(s.run());
+        ASSERT_TRUE(s.run());
+        Lookup a(false, 1 << 16, 64, 4095);
+        LaunchReport r;
+        ASSERT_TRUE(a.run(&r)); // traced, overflowed; the run ends before the next attempt
+        EXPECT_EQ(r.dispatch, "tracing");
+        const auto ks = placer->kernels();
+        ASSERT_EQ(ks.size(), 2u);
+        EXPECT_EQ(ks[0].status, "original");
+        EXPECT_EQ(ks[1].status, "pending");
+        uninstall();
+    }
+    {
+        auto placer = install(o);
+        Saxpy s(1 << 12);
+        LaunchReport r;
+        ASSERT_TRUE(s.run(&r));
+        EXPECT_NE(r.dispatch, "tracing"); // the original, from the cache
+        Lookup a(false, 1 << 16, 64, 4095);
+        ASSERT_TRUE(a.run(&r)); // the trace goes on where the last run stopped: 1 SM, 1 block
+        EXPECT_EQ(r.dispatch, "tracing");
+        ASSERT_TRUE(a.run(&r));
+        ASSERT_TRUE(a.run(&r));
+        EXPECT_NE(r.dispatch, "tracing");
+        const auto ks = placer->kernels();
+        ASSERT_EQ(ks.size(), 2u);
+        EXPECT_EQ(ks[0].source, "cache");
+        EXPECT_EQ(ks[0].status, "original");
+        EXPECT_EQ(ks[0].tracedLaunches, 0u);
+        EXPECT_EQ(ks[1].traceAttempts, 3); // 1 in the last run, 2 in this one
+        EXPECT_EQ(ks[1].tracedLaunches, 2u);
+        EXPECT_NE(ks[1].status, "pending");
+        bool resumed = false;
+        for (const std::string& n : ks[1].notes) {
+            resumed = resumed || n.find("an earlier run's trace was not finished") == 0;
+        }
+        EXPECT_TRUE(resumed);
+        uninstall();
+    }
+    fs::remove_all(dir);
+}
+
+TEST(TimingSpin, FollowsTheKernelsLengthAndDisappearsForShortKernels) {
+    Options o; // at most 100 us, a quarter of the kernel, none below 20 us
+    EXPECT_DOUBLE_EQ(timingSpinFor(-1, o), 100); // not measured: the most
+    EXPECT_DOUBLE_EQ(timingSpinFor(4, o), 0);    // too short to tune
+    EXPECT_DOUBLE_EQ(timingSpinFor(19.9, o), 0);
+    EXPECT_DOUBLE_EQ(timingSpinFor(40, o), 10);   // a quarter of it
+    EXPECT_DOUBLE_EQ(timingSpinFor(400, o), 100); // at most MEMPLACE_TIMING_SPIN_US
+    EXPECT_DOUBLE_EQ(timingSpinFor(1e6, o), 100);
+    o.timingSpinUs = 0;
+    EXPECT_DOUBLE_EQ(timingSpinFor(400, o), 0);
+    EXPECT_DOUBLE_EQ(timingSpinFor(-1, o), 0);
+    o.timingSpinUs = 100;
+    o.tuneMinUs = 0;
+    EXPECT_DOUBLE_EQ(timingSpinFor(4, o), 1);
+}
+
+TEST_F(PlacerTest, AKernelTooShortToTuneIsNotTuned) {
+    // Tuning runs under emulation only when asked for (times say nothing about a GPU); here the
+    // emulated kernel's probe decides, against a bound every emulated launch is below.
+    Options o = testOptions();
+    o.verify = true;
+    o.tuneMinUs = 1e12;
+    auto placer = install(o);
+    Lookup a(false, 1 << 15, 16, 4095);
+    for (int k = 0; k < 8; ++k) {
+        ASSERT_TRUE(a.run()) << "launch " << k + 1;
+    }
+    auto ks = placer->kernels();
+    ASSERT_EQ(ks.size(), 1u);
+    EXPECT_EQ(ks[0].tuneState, "skipped");
+    EXPECT_NE(ks[0].tuneWhy.find("not tuned: the original launch measured"), std::string::npos)
+        << ks[0].tuneWhy;
+    EXPECT_EQ(ks[0].tuningLaunches, 0u);
+    EXPECT_DOUBLE_EQ(ks[0].overheads.tuningMs, 0); // no candidate, no busy-wait
+    const auto j = nlohmann::json::parse(placer->reportJson());
+    EXPECT_EQ(j["kernels"][0]["tuning"]["state"], "skipped");
+    uninstall();
+    // Above the bound it is tuned: the candidates run.
+    o.tuneMinUs = 0;
+    placer = install(o);
+    Lookup b(false, 1 << 15, 16, 4095);
+    for (int k = 0; k < 40; ++k) {
+        ASSERT_TRUE(b.run()) << "launch " << k + 1;
+    }
+    ks = placer->kernels();
+    EXPECT_NE(ks[0].tuneState, "skipped");
+    EXPECT_GT(ks[0].tuningLaunches, 0u);
+}
+
 TEST(PlacerOptions, FromEnvironment) {
     struct Env {
         const char* name;
@@ -697,7 +960,8 @@ TEST(PlacerOptions, FromEnvironment) {
     };
     Env e1("MEMPLACE"), e2("MEMPLACE_SPEC"), e3("MEMPLACE_TRACE_SMS"), e4("MEMPLACE_TIME"),
         e5("MEMPLACE_SEARCH"), e6("MEMPLACE_CACHE"), e7("MEMPLACE_REPORT"),
-        e8("MEMPLACE_TIMING_SPIN_US");
+        e8("MEMPLACE_TIMING_SPIN_US"), e9("MEMPLACE_TRACE_AFTER"),
+        e10("MEMPLACE_TRACES_PER_KERNEL"), e11("MEMPLACE_TUNE_MIN_US");
     setenv("MEMPLACE", "trace", 1);
     setenv("MEMPLACE_SPEC", "a100", 1);
     setenv("MEMPLACE_TRACE_SMS", "4", 1);
@@ -706,6 +970,9 @@ TEST(PlacerOptions, FromEnvironment) {
     setenv("MEMPLACE_CACHE", "/tmp/c", 1);
     setenv("MEMPLACE_REPORT", "/tmp/r.json", 1);
     setenv("MEMPLACE_TIMING_SPIN_US", "250", 1);
+    setenv("MEMPLACE_TRACE_AFTER", "3", 1);
+    setenv("MEMPLACE_TRACES_PER_KERNEL", "7", 1);
+    setenv("MEMPLACE_TUNE_MIN_US", "50", 1);
     std::vector<std::string> w;
     Options o = Options::fromEnvironment(&w);
     EXPECT_TRUE(w.empty());
@@ -717,6 +984,9 @@ TEST(PlacerOptions, FromEnvironment) {
     EXPECT_EQ(o.cacheDir, "/tmp/c");
     EXPECT_EQ(o.reportPath, "/tmp/r.json");
     EXPECT_DOUBLE_EQ(o.timingSpinUs, 250);
+    EXPECT_EQ(o.traceAfter, 3);
+    EXPECT_EQ(o.tracesPerKernel, 7);
+    EXPECT_DOUBLE_EQ(o.tuneMinUs, 50);
     setenv("MEMPLACE", "force:x=texture", 1);
     EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
     setenv("MEMPLACE", "off", 1);

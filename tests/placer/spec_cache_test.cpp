@@ -49,7 +49,7 @@ TEST(DeviceSpec, Order) {
     // A probed spec for the device, in the spec folder.
     const fs::path dir = tempDir("specs");
     auto text = spec::builtinSpecText("v100");
-    ASSERT_TRUE(text.has_value());
+    ASSERT_TRUE(static_cast<bool>(text));
     ASSERT_TRUE(writeFileAtomic(dir / "nvidia-h100-80gb-hbm3.msl", *text));
     auto b = selectSpec("", dir.string(), "NVIDIA H100 80GB HBM3", 9, 0);
     ASSERT_TRUE(b) << b.message();
@@ -196,6 +196,94 @@ TEST(DecisionCache, StaleFilesAreIgnored) {
     EXPECT_TRUE(d.load().empty());
     EXPECT_EQ(d.size(), 1u);
     EXPECT_EQ(d.find("k1"), nullptr);
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, OutcomesWithoutADecisionRoundTripAndNeverReplaceOne) {
+    const fs::path dir = tempDir("outcomes");
+    const BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    CachedDecision once = decision("k1", Place::Global);
+    once.status = "untraced";
+    once.placement.clear();
+    once.why = "not traced: launched once";
+    once.launches = 1;
+    CachedDecision pending = decision("k2", Place::Global);
+    pending.status = "pending";
+    pending.placement.clear();
+    pending.traceAttempts = 1;
+    pending.sms = 1;
+    pending.blocksPerSm = 3;
+    CachedDecision bound = once;
+    bound.key = "k3";
+    bound.traceBound = true;
+    CachedDecision failed = once;
+    failed.key = "k4";
+    failed.status = "failed";
+    failed.why = "the trace does not convert";
+    CachedDecision original = decision("k5", Place::Global);
+    original.status = "original";
+    EXPECT_FALSE(a.store({once, pending, bound, failed, original}).has_value());
+    DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(b.load().empty());
+    ASSERT_EQ(b.size(), 5u);
+    EXPECT_EQ(b.find("k1")->status, "untraced");
+    EXPECT_FALSE(b.find("k1")->decided());
+    EXPECT_EQ(b.find("k1")->why, "not traced: launched once");
+    EXPECT_EQ(b.find("k1")->launches, 1u);
+    EXPECT_FALSE(b.find("k1")->traceBound);
+    EXPECT_TRUE(b.find("k3")->traceBound);
+    EXPECT_EQ(b.find("k2")->status, "pending");
+    EXPECT_EQ(b.find("k2")->traceAttempts, 1);
+    EXPECT_EQ(b.find("k2")->sms, 1u);
+    EXPECT_EQ(b.find("k2")->blocksPerSm, 3u);
+    EXPECT_EQ(b.find("k4")->status, "failed");
+    EXPECT_TRUE(b.find("k5")->decided());
+    EXPECT_EQ(b.find("k5")->placement, (std::vector<Place>{Place::Global, Place::Global}));
+    // A decision replaces an outcome; an outcome never replaces a decision.
+    EXPECT_FALSE(b.store(decision("k1", Place::Texture)).has_value());
+    CachedDecision late = once;
+    late.key = "k5";
+    EXPECT_FALSE(b.store(late).has_value());
+    DecisionCache c(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(c.load().empty());
+    EXPECT_EQ(c.find("k1")->status, "placed");
+    EXPECT_EQ(c.find("k1")->placement[0], Place::Texture);
+    EXPECT_EQ(c.find("k5")->status, "original");
+    // An unknown status is corrupt.
+    auto text = readFile(c.file());
+    ASSERT_TRUE(static_cast<bool>(text));
+    const std::string bad =
+        std::string(*text).replace(text->find("\"untraced\""), 10, "\"unknown\"");
+    ASSERT_TRUE(writeFileAtomic(c.file(), bad, Overwrite::Yes));
+    const auto w = c.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("unknown status"), std::string::npos) << w[0];
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, AVersion1FileIsIgnoredWithOneWarningAndReplaced) {
+    // Version 1 keyed signatures with their grid; its decisions would never be found.
+    const fs::path dir = tempDir("v1");
+    const BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
+    ASSERT_FALSE(a.store(decision("k1", Place::Texture)).has_value());
+    auto text = readFile(a.file());
+    ASSERT_TRUE(static_cast<bool>(text));
+    const std::size_t at = text->find("\"version\": 2");
+    ASSERT_NE(at, std::string::npos);
+    const std::string v1 = std::string(*text).replace(at, 12, "\"version\": 1");
+    ASSERT_TRUE(writeFileAtomic(a.file(), v1, Overwrite::Yes));
+    DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
+    const auto w = b.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("stale (version 1, this program writes 2)"), std::string::npos) << w[0];
+    EXPECT_EQ(b.size(), 0u);
+    EXPECT_FALSE(b.store(decision("k2", Place::Shared)).has_value());
+    DecisionCache c(dir, bin, "NVIDIA H100", "h100:1");
+    EXPECT_TRUE(c.load().empty());
+    EXPECT_EQ(c.size(), 1u);
+    EXPECT_EQ(c.find("k1"), nullptr);
     fs::remove_all(dir);
 }
 

@@ -104,9 +104,11 @@ void runWorkload(Workload& w, cudaStream_t s) {
     const auto ref = w.result();
     const auto [origMs, origUs] = timeLaunches(s, [&] { w.original(s); });
 
-    // A fresh Placer; the first launch is traced and runs the engine before it returns.
+    // A fresh Placer; the first launch is traced (MEMPLACE_TRACE_AFTER=0: what a traced launch
+    // costs is measured here) and runs the engine before it returns.
     pl::Options o = pl::Options::fromEnvironment();
     o.mode = pl::Mode::Auto;
+    o.traceAfter = 0;
     o.reportPath.clear();
     o.cacheDir.clear();
     o.timeKernels = false;

@@ -57,7 +57,7 @@ grep -q '"source": "cache"' "$out/cache_run2.json" && [[ $rc1 -eq 0 && $rc2 -eq 
   || { echo "cache check failed" | tee -a "$log"; status=1; }
 echo "{not json" > "$(ls "$out"/cache/*.json | head -1)"
 MEMPLACE_QUIET=0 MEMPLACE_CACHE="$out/cache" "$bin/placer_auto_program" 2 1048576 >"$out/cache_corrupt.log" 2>&1
-grep -q "corrupt" "$out/cache_corrupt.log" && grep -q "launch 1: tracing" "$out/cache_corrupt.log" \
+grep -q "corrupt" "$out/cache_corrupt.log" && grep -q "launch 2: tracing" "$out/cache_corrupt.log" \
   && echo "cache: a corrupt file is ignored with a warning" | tee -a "$log" \
   || { echo "corrupt-cache check failed" | tee -a "$log"; cat "$out/cache_corrupt.log"; status=1; }
 
