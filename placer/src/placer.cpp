@@ -1171,6 +1171,7 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
         const std::string why = "the traced run's outputs differ from the original's (" +
                                 result.differing + "): the kernel races or is not deterministic";
         if (m.options.mode == Mode::Auto) {
+            r.source = "trace";
             m.keepOriginal(e, dev, why);
             m.warn(info.kernel + ": " + why + "; the original placement stays");
             return;
