@@ -3,9 +3,10 @@
 //
 // On the first launch of a kernel with a new input signature (kernel, grid, block, the
 // program's dynamic shared memory, device, each array's element size and extent) it asks the
-// runtime to trace that launch: the launch runs with the default placement (every array
-// global) through the tracing accessor, so it does the program's work exactly once and its
-// results are the original's; whole SMs are sampled. The records become a trace::Trace, the
+// runtime to trace that launch as a shadow launch: the tracing accessor (every array global)
+// writes scratch copies, the original instantiation the program's memory, so the results are the
+// original's; outputs that differ between the two (a race) leave the kernel original, and a
+// launch that cannot be shadowed is not traced; whole SMs are sampled. The records become a trace::Trace, the
 // engine (model::analyze, model::Model, search::search) runs with the present GPU's spec, and
 // later launches with that signature get the decision: a specialised instantiation when the
 // placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
