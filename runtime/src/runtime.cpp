@@ -948,21 +948,71 @@ void releaseShadow(LaunchState& st) {
     st.shadow = false;
 }
 
+/// The memory a shadow launch copies: the written arrays' buffers grown into regions that take
+/// in every array overlapping them (another argument into the same allocation, the same buffer
+/// passed twice), merged where they overlap, then the globals. Every array in a region is
+/// pointed at the region's scratch copy at its own offset, so the traced run sees through each
+/// pointer what the original sees, its own writes included.
+std::vector<WrittenBuffer> shadowRegions(const LaunchInfo& info, std::vector<WrittenBuffer> bufs) {
+    std::vector<WrittenBuffer> regions;
+    std::vector<WrittenBuffer> globals;
+    for (WrittenBuffer& b : bufs) {
+        (b.global ? globals : regions).push_back(std::move(b));
+    }
+    auto lo = [](const WrittenBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.ptr); };
+    auto hi = [&](const WrittenBuffer& b) { return lo(b) + b.bytes; };
+    auto join = [](std::string& names, const std::string& name) {
+        if (("/" + names + "/").find("/" + name + "/") == std::string::npos) {
+            names += (names.empty() ? "" : "/") + name;
+        }
+    };
+    for (bool grown = true; grown;) {
+        grown = false;
+        for (const ArrayInfo& a : info.arrays) {
+            const auto alo = reinterpret_cast<std::uintptr_t>(a.ptr);
+            const std::uintptr_t ahi = alo + (a.extentKnown ? a.extentBytes : 1);
+            for (WrittenBuffer& r : regions) {
+                if (a.ptr != nullptr && alo < hi(r) && lo(r) < ahi &&
+                    (alo < lo(r) || ahi > hi(r))) {
+                    const std::uintptr_t h = std::max(hi(r), ahi);
+                    r.ptr = reinterpret_cast<void*>(std::min(lo(r), alo));
+                    r.bytes = h - lo(r);
+                    join(r.names, a.name);
+                    grown = true;
+                }
+            }
+        }
+        for (std::size_t i = 0; i < regions.size(); ++i) {
+            for (std::size_t k = i + 1; k < regions.size(); ++k) {
+                if (lo(regions[k]) < hi(regions[i]) && lo(regions[i]) < hi(regions[k])) {
+                    const std::uintptr_t h = std::max(hi(regions[i]), hi(regions[k]));
+                    regions[i].ptr =
+                        reinterpret_cast<void*>(std::min(lo(regions[i]), lo(regions[k])));
+                    regions[i].bytes = h - lo(regions[i]);
+                    join(regions[i].names, regions[k].names);
+                    regions.erase(regions.begin() + static_cast<std::ptrdiff_t>(k));
+                    grown = true;
+                    break;
+                }
+            }
+        }
+    }
+    for (WrittenBuffer& g : globals) {
+        regions.push_back(std::move(g));
+    }
+    return regions;
+}
+
 /// Why this launch cannot be shadowed (TraceOptions::Shadow), or empty: every buffer it writes
-/// is known (writtenBuffers), no two arguments overlap where one is written (the tracing
-/// instantiation would read the program's memory where the original reads its own writes, and
-/// the comparison would see the arguments' copies apart), no written global overlaps an array,
-/// and the copies fit the limit.
+/// is known (writtenBuffers), no array overlaps a global the kernel writes by name (the traced
+/// run writes the global itself, the array would read its scratch copy), and the copies fit the
+/// limit.
 std::string shadowObstacle(const LaunchInfo& info, const std::vector<WrittenBuffer>& bufs,
                            const std::string& unknown, const TraceOptions& opt) {
     if (!unknown.empty()) {
         return unknown;
     }
     for (std::size_t j = 0; j < info.arrays.size(); ++j) {
-        if (const std::string other = info.sharesMemoryWithWritten(j); !other.empty()) {
-            return "the arguments " + info.arrays[j].name + " and " + other +
-                   " may share memory, and one of them is written";
-        }
         const ArrayInfo& a = info.arrays[j];
         const auto lo = reinterpret_cast<std::uintptr_t>(a.ptr);
         const std::uintptr_t hi = lo + (a.extentKnown ? a.extentBytes : 1);
@@ -999,7 +1049,7 @@ std::string shadowObstacle(const LaunchInfo& info, const std::vector<WrittenBuff
 std::string prepareShadow(const KernelView& kv, const LaunchArgs& la, LaunchState& st,
                           const TraceOptions& opt) {
     std::string unknown;
-    std::vector<WrittenBuffer> bufs = writtenBuffers(st.info, unknown);
+    std::vector<WrittenBuffer> bufs = shadowRegions(st.info, writtenBuffers(st.info, unknown));
     if (std::string why = shadowObstacle(st.info, bufs, unknown, opt); !why.empty()) {
         return why;
     }
@@ -1161,10 +1211,12 @@ bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, Laun
         rep.arrays[j].requested = Place::Global;
         rep.arrays[j].placed = Place::Global;
         rep.arrays[j].source = "trace";
-        // A shadow launch: the tracing instantiation writes the scratch copies.
+        // A shadow launch: the tracing instantiation runs on the scratch copies.
+        const auto p = reinterpret_cast<std::uintptr_t>(la.ptrs[j]);
         for (const WrittenBuffer& b : st.shadowBuffers) {
-            if (!b.global && b.ptr == la.ptrs[j] && kv.arrays[j].mode != Mode::Read) {
-                plan.handles[j].ptr = b.snapshot;
+            const auto lo = reinterpret_cast<std::uintptr_t>(b.ptr);
+            if (!b.global && la.ptrs[j] != nullptr && p >= lo && p < lo + b.bytes) {
+                plan.handles[j].ptr = static_cast<char*>(b.snapshot) + (p - lo);
             }
         }
     }
