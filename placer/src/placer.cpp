@@ -1169,7 +1169,9 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
         // The program's results are the original instantiation's either way; a placement, whose
         // runs would differ as well, is not asked for (docs/placer.md, "Races").
         const std::string why = "the traced run's outputs differ from the original's (" +
-                                result.differing + "): the kernel races or is not deterministic";
+                                result.differing +
+                                "): the kernel races, is not deterministic, or its traced build "
+                                "computes differently";
         if (m.options.mode == Mode::Auto) {
             r.source = "trace";
             m.keepOriginal(e, dev, why);
