@@ -3,14 +3,15 @@
 //
 // On a launch of a kernel with a new input signature (kernel, block, the program's dynamic
 // shared memory, device, each array's element size and extent; not the grid) after the first
-// (Options::traceAfter) it asks the runtime to trace that launch: the launch runs with the default
-// placement (every array global) through the tracing accessor, so it does the program's work
-// exactly once and its results are the original's; whole SMs are sampled. The records become a
-// trace::Trace, the engine (model::analyze, model::Model, search::search) runs with the present
-// GPU's spec, and later launches with that signature get the decision: a specialised instantiation
-// when the placement was compiled in, a just-in-time (NVRTC) instantiation when that pays, else the
-// dynamic accessor (the runtime picks; the report says which). A new signature is placed anew.
-// See docs/placer.md.
+// (Options::traceAfter) it asks the runtime to trace that launch as a shadow launch: the tracing
+// accessor (every array global) writes scratch copies, the original instantiation the program's
+// memory, so the results are the original's; outputs that differ between the two (a race) leave
+// the kernel original, and a launch that cannot be shadowed is not traced; whole SMs are sampled.
+// The records become a trace::Trace, the engine (model::analyze, model::Model, search::search)
+// runs with the present GPU's spec, and later launches with that signature get the decision: a
+// specialised instantiation when the placement was compiled in, a just-in-time (NVRTC)
+// instantiation when that pays, else the dynamic accessor (the runtime picks; the report says
+// which). A new signature is placed anew. See docs/placer.md.
 //
 // Install it with install(), or link the library and it installs itself (MEMPLACE unset, auto or
 // trace; not with off or force:...). Environment controls: MEMPLACE, MEMPLACE_SPEC,

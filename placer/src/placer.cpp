@@ -983,6 +983,22 @@ struct Placer::Impl {
         }
     }
 
+    /// Leaves the signature in its original placement for good (status `original`, `why`),
+    /// cached like a decision.
+    void keepOriginal(Entry& e, DeviceState& dev, const std::string& why) {
+        KernelRecord& r = e.rec;
+        e.phase = Entry::Phase::Decided;
+        e.applied = e.original;
+        e.jit.clear();
+        e.verified = true; // nothing to verify: the original runs
+        r.decision = e.original;
+        r.status = "original";
+        r.why = why;
+        if (dev.cache) {
+            storeDecision(dev, r, e.original, 0, {}, 0);
+        }
+    }
+
     void storeDecision(DeviceState& dev, const KernelRecord& r, const Placement& placement,
                        double predictedSeconds, const Placement& jitPlacement, double jitSeconds) {
         CachedDecision c;
@@ -1204,6 +1220,8 @@ Decision Placer::decide(const LaunchInfo& info) {
     auto trace = [&] {
         d.kind = Decision::Kind::Trace;
         d.trace = traceOptions(info, dev.sms, e.sampling);
+        // The program's results come from the original instantiation (docs/placer.md).
+        d.trace.shadow = TraceOptions::Shadow::Require;
         m.launchKinds[info.launchId] = {ei, Kind::Traced};
     };
     if (m.options.mode == Mode::Trace) {
@@ -1317,6 +1335,25 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
     r.signature = signatureText(info);
     r.overheads.collectMs += result.collectMicros / 1000.0;
     r.sampledBlocks = result.sampledBlocks.empty() ? r.blocks : result.sampledBlocks.size();
+
+    if (result.outputsDiffer) {
+        // The program's results are the original instantiation's either way; a placement, whose
+        // runs would differ as well, is not asked for (docs/placer.md, "Races").
+        const std::string why = "the traced run's outputs differ from the original's (" +
+                                result.differing +
+                                "): the kernel races, is not deterministic, or its traced build "
+                                "computes differently";
+        if (m.options.mode == Mode::Auto) {
+            r.source = "trace";
+            m.keepOriginal(e, dev, why);
+            m.warn(info.kernel + ": " + why + "; the original placement stays");
+            return;
+        }
+        if (std::find(r.notes.begin(), r.notes.end(), why) == r.notes.end()) {
+            r.notes.push_back(why);
+            m.warn(info.kernel + ": " + why);
+        }
+    }
 
     if (result.overflow && r.traceAttempts < m.options.maxTraceAttempts) {
         const Sampling next = shrink(e.sampling, result.produced, result.capacity);
@@ -1432,6 +1469,12 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
     case Kind::Traced:
         if (report.dispatch == "tracing") {
             ++r.tracedLaunches;
+        } else if (!report.notShadowed.empty()) {
+            // Not traced: the launch cannot be shadowed, so tracing it could change its results.
+            ++r.originalLaunches;
+            if (e.phase == Entry::Phase::NeedTrace && m.options.mode == Mode::Auto) {
+                m.keepOriginal(e, m.device(info.device), "not traced: " + report.notShadowed);
+            }
         } else {
             // Tracing failed (the runtime says why): the launch ran the original untraced.
             ++r.originalLaunches;

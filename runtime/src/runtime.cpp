@@ -717,6 +717,21 @@ JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int dev
 } // namespace
 
 /// The library's bookkeeping for one launch, from prepareLaunch to finishLaunch.
+/// One buffer a launch writes (a sweep restores it, a shadow launch copies it): a written array's
+/// memory from its pointer to the end of its extent, or a `__device__` variable the kernel writes
+/// by name.
+struct WrittenBuffer {
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+    bool restore = false;      ///< some array over it is read: restore it, else poison it (sweep)
+    bool global = false;       ///< a variable written by name (it cannot be redirected)
+    void* snapshot = nullptr;  ///< its contents before the sweep, or the shadow launch's scratch
+                               ///< copy (a global: its contents before the launch)
+    void* reference = nullptr; ///< its contents after the sweep's first entry, or what the
+                               ///< shadow launch wrote to a global
+    std::string names;
+};
+
 struct LaunchState {
     std::unique_lock<std::mutex> lock;
     std::chrono::steady_clock::time_point t0;
@@ -734,6 +749,12 @@ struct LaunchState {
     bool timed = false;
     bool sweepLaunch = false; ///< one of a sweep's launches: no policy calls, no timing
     cudaEvent_t ev[3] = {};
+    /// A shadow launch (TraceOptions::Shadow): the written buffers and their scratch copies, the
+    /// comparison's device counter, the tracing instantiation's own status.
+    bool shadow = false;
+    std::vector<WrittenBuffer> shadowBuffers;
+    unsigned long long* shadowCounter = nullptr;
+    cudaError_t traceStatus = cudaSuccess;
 };
 
 struct SweepState {
@@ -783,6 +804,309 @@ std::vector<TraceRecord> profileRecords(const emu::Profile& prof, const LaunchIn
 }
 #endif
 
+/// The memory a launch writes, as far as it can be known: one buffer per distinct pointer of a
+/// written array (to the end of its extent; `restore` when an array over it is read or it is not
+/// write-only), then one per `__device__` variable the kernel writes by name. `why` gets the
+/// first reason it cannot all be known (an unknown extent, a global whose memory was not found,
+/// writes through unknown pointers); the buffers found until then are returned.
+std::vector<WrittenBuffer> writtenBuffers(const LaunchInfo& info, std::string& why) {
+    const int n = static_cast<int>(info.arrays.size());
+    std::vector<WrittenBuffer> bufs;
+    for (int j = 0; j < n; ++j) {
+        const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
+        if (ai.ptr == nullptr) {
+            continue;
+        }
+        auto it = std::find_if(bufs.begin(), bufs.end(),
+                               [&](const WrittenBuffer& b) { return b.ptr == ai.ptr; });
+        if (ai.mode == Mode::Read) {
+            if (it != bufs.end()) {
+                it->restore = true;
+            }
+            continue;
+        }
+        if (!ai.extentKnown || ai.extentBytes == 0) {
+            why = "the extent of written array " + ai.name + " is unknown";
+            break;
+        }
+        if (it == bufs.end()) {
+            WrittenBuffer b;
+            b.ptr = const_cast<void*>(ai.ptr);
+            bufs.push_back(b);
+            it = bufs.end() - 1;
+        }
+        it->bytes = std::max(it->bytes, ai.extentBytes);
+        it->restore = it->restore || ai.mode != Mode::Write;
+        it->names += (it->names.empty() ? "" : "/") + ai.name;
+    }
+    // The __device__ variables the kernel writes by name.
+    for (const GlobalRange& g : info.globals) {
+        if (!why.empty() || g.mode == Mode::Read) {
+            continue;
+        }
+        if (!g.found || g.bytes == 0) {
+            why = "the memory of the global " + g.name + ", which the kernel writes, was not found";
+            break;
+        }
+        WrittenBuffer b;
+        b.ptr = const_cast<void*>(g.ptr);
+        b.bytes = g.bytes;
+        b.restore = true;
+        b.global = true;
+        b.names = g.name;
+        bufs.push_back(b);
+    }
+    if (why.empty() && !info.unknownWrites.empty()) {
+        why = "the kernel writes through a pointer whose target is unknown (" + info.unknownWrites +
+              "): its launches cannot be undone";
+    }
+    // Read arrays that alias a written one (listed before it) are read: restore.
+    for (WrittenBuffer& b : bufs) {
+        for (int j = 0; j < n; ++j) {
+            const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
+            if (ai.ptr == b.ptr && ai.mode == Mode::Read) {
+                b.restore = true;
+            }
+        }
+    }
+    return bufs;
+}
+
+/// Counts the 32-bit words (and tail bytes) where the device buffers a and b, `bytes` each,
+/// differ into `diff`: on the device with the translation unit's compare kernel (SweepHooks::
+/// compare; `counter`: a device word) when both are there, else on the host. Synchronises the
+/// stream. On a CUDA error, `what` says which call failed.
+cudaError_t countDifferences(cudaError_t (*compare)(const void*, const void*, std::size_t,
+                                                    unsigned long long*, cudaStream_t),
+                             unsigned long long* counter, const void* a, const void* b,
+                             std::size_t bytes, cudaStream_t s, uint64_t& diff, std::string& what) {
+    diff = 0;
+    cudaError_t e = cudaSuccess;
+    auto step = [&](cudaError_t result, const char* call) {
+        if (e == cudaSuccess && result != cudaSuccess) {
+            e = result;
+            what = call;
+        }
+        return e == cudaSuccess;
+    };
+    if (compare != nullptr && counter != nullptr) {
+        unsigned long long h = 0;
+        (void)(step(cudaMemsetAsync(counter, 0, sizeof h, s), "cudaMemsetAsync(counter)") &&
+               step(compare(a, b, bytes, counter, s), "compare") &&
+               step(cudaMemcpyAsync(&h, counter, sizeof h, cudaMemcpyDeviceToHost, s),
+                    "cudaMemcpyAsync(counter)") &&
+               step(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)"));
+        diff = h;
+        return e;
+    }
+    std::vector<unsigned char> x(bytes);
+    std::vector<unsigned char> y(bytes);
+    if (step(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)") &&
+        step(cudaMemcpy(x.data(), a, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(compare)") &&
+        step(cudaMemcpy(y.data(), b, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(compare)")) {
+        for (std::size_t i = 0; i < bytes; ++i) {
+            diff += x[i] != y[i];
+        }
+    }
+    return e;
+}
+
+/// Whether `e` is an error that leaves the context unusable (every later call fails).
+bool sticky(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/// Frees a shadow launch's scratch copies and counter.
+void releaseShadow(LaunchState& st) {
+    for (WrittenBuffer& b : st.shadowBuffers) {
+        if (b.snapshot != nullptr) {
+            (void)cudaFree(b.snapshot);
+        }
+        if (b.reference != nullptr) {
+            (void)cudaFree(b.reference);
+        }
+    }
+    st.shadowBuffers.clear();
+    if (st.shadowCounter != nullptr) {
+        (void)cudaFree(st.shadowCounter);
+        st.shadowCounter = nullptr;
+    }
+    st.shadow = false;
+}
+
+/// The memory a shadow launch copies: the written arrays' buffers grown into regions that take
+/// in every array overlapping them (another argument into the same allocation, the same buffer
+/// passed twice), merged where they overlap, then the globals. Every array in a region is
+/// pointed at the region's scratch copy at its own offset, so the traced run sees through each
+/// pointer what the original sees, its own writes included.
+std::vector<WrittenBuffer> shadowRegions(const LaunchInfo& info, std::vector<WrittenBuffer> bufs) {
+    std::vector<WrittenBuffer> regions;
+    std::vector<WrittenBuffer> globals;
+    for (WrittenBuffer& b : bufs) {
+        (b.global ? globals : regions).push_back(std::move(b));
+    }
+    auto lo = [](const WrittenBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.ptr); };
+    auto hi = [&](const WrittenBuffer& b) { return lo(b) + b.bytes; };
+    auto join = [](std::string& names, const std::string& name) {
+        if (("/" + names + "/").find("/" + name + "/") == std::string::npos) {
+            names += (names.empty() ? "" : "/") + name;
+        }
+    };
+    for (bool grown = true; grown;) {
+        grown = false;
+        for (const ArrayInfo& a : info.arrays) {
+            const auto alo = reinterpret_cast<std::uintptr_t>(a.ptr);
+            const std::uintptr_t ahi = alo + (a.extentKnown ? a.extentBytes : 1);
+            for (WrittenBuffer& r : regions) {
+                if (a.ptr != nullptr && alo < hi(r) && lo(r) < ahi &&
+                    (alo < lo(r) || ahi > hi(r))) {
+                    const std::uintptr_t h = std::max(hi(r), ahi);
+                    r.ptr = reinterpret_cast<void*>(std::min(lo(r), alo));
+                    r.bytes = h - lo(r);
+                    join(r.names, a.name);
+                    grown = true;
+                }
+            }
+        }
+        for (std::size_t i = 0; i < regions.size(); ++i) {
+            for (std::size_t k = i + 1; k < regions.size(); ++k) {
+                if (lo(regions[k]) < hi(regions[i]) && lo(regions[i]) < hi(regions[k])) {
+                    const std::uintptr_t h = std::max(hi(regions[i]), hi(regions[k]));
+                    regions[i].ptr =
+                        reinterpret_cast<void*>(std::min(lo(regions[i]), lo(regions[k])));
+                    regions[i].bytes = h - lo(regions[i]);
+                    join(regions[i].names, regions[k].names);
+                    regions.erase(regions.begin() + static_cast<std::ptrdiff_t>(k));
+                    grown = true;
+                    break;
+                }
+            }
+        }
+    }
+    for (WrittenBuffer& g : globals) {
+        regions.push_back(std::move(g));
+    }
+    return regions;
+}
+
+/// Why this launch cannot be shadowed (TraceOptions::Shadow), or empty: every buffer it writes
+/// is known (writtenBuffers), no array overlaps a global the kernel writes by name (the traced
+/// run writes the global itself, the array would read its scratch copy), and the copies fit the
+/// limit.
+std::string shadowObstacle(const LaunchInfo& info, const std::vector<WrittenBuffer>& bufs,
+                           const std::string& unknown, const TraceOptions& opt) {
+    if (!unknown.empty()) {
+        return unknown;
+    }
+    for (std::size_t j = 0; j < info.arrays.size(); ++j) {
+        const ArrayInfo& a = info.arrays[j];
+        const auto lo = reinterpret_cast<std::uintptr_t>(a.ptr);
+        const std::uintptr_t hi = lo + (a.extentKnown ? a.extentBytes : 1);
+        for (const WrittenBuffer& b : bufs) {
+            const auto blo = reinterpret_cast<std::uintptr_t>(b.ptr);
+            if (b.global && a.ptr != nullptr && lo < blo + b.bytes && blo < hi) {
+                return "the array " + a.name + " may share memory with the global " + b.names +
+                       ", which the kernel writes by name";
+            }
+        }
+    }
+    std::size_t bytes = 0;
+    for (const WrittenBuffer& b : bufs) {
+        bytes += b.global ? 2 * b.bytes : b.bytes; // a global: its snapshot and the traced copy
+    }
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    const bool known = cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess;
+    if (!known) {
+        (void)cudaGetLastError();
+    }
+    if (bytes > opt.shadowMaxBytes || (known && bytes > freeBytes / 2)) {
+        return "its scratch copies would take " + std::to_string(bytes) + " bytes (the limit: " +
+               std::to_string(known ? std::min(opt.shadowMaxBytes, freeBytes / 2)
+                                    : opt.shadowMaxBytes) +
+               ")";
+    }
+    return {};
+}
+
+/// Sets up a shadow launch: copies each buffer the kernel writes (arrays into scratch copies
+/// the tracing instantiation will write instead, globals into snapshots restored after it) on
+/// the launch's stream. Empty when done, else why not (nothing is left allocated).
+std::string prepareShadow(const KernelView& kv, const LaunchArgs& la, LaunchState& st,
+                          const TraceOptions& opt) {
+    std::string unknown;
+    std::vector<WrittenBuffer> bufs = shadowRegions(st.info, writtenBuffers(st.info, unknown));
+    if (std::string why = shadowObstacle(st.info, bufs, unknown, opt); !why.empty()) {
+        return why;
+    }
+    st.shadowBuffers = std::move(bufs);
+    st.shadow = true;
+    std::string failed;
+    auto ok = [&](cudaError_t e, const std::string& what) {
+        if (e != cudaSuccess && failed.empty()) {
+            (void)cudaGetLastError();
+            failed = what + ": " + cudaMessage(e);
+        }
+        return failed.empty();
+    };
+    for (WrittenBuffer& b : st.shadowBuffers) {
+        if (ok(cudaMalloc(&b.snapshot, b.bytes), "cudaMalloc(scratch copy of " + b.names + ")") &&
+            (!b.global ||
+             ok(cudaMalloc(&b.reference, b.bytes), "cudaMalloc(copy of " + b.names + ")"))) {
+            (void)ok(
+                cudaMemcpyAsync(b.snapshot, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, la.stream),
+                "cudaMemcpyAsync(scratch copy of " + b.names + ")");
+        }
+    }
+    if (kv.compare != nullptr) {
+        (void)ok(cudaMalloc(&st.shadowCounter, sizeof(unsigned long long)),
+                 "cudaMalloc(comparison counter)");
+    }
+    if (!failed.empty()) {
+        releaseShadow(st);
+    }
+    return failed;
+}
+
+/// After a shadow launch's traced run: compares each buffer the tracing instantiation wrote (its
+/// scratch copy, or a global's copy) with what the original instantiation wrote, into the trace.
+/// A comparison that fails counts as a difference (it cannot say the outputs agree).
+void compareShadow(const KernelView& kv, const LaunchArgs& la, LaunchState& st, TraceResult& tr) {
+    for (const WrittenBuffer& b : st.shadowBuffers) {
+        uint64_t diff = 0;
+        std::string what;
+        const void* traced = b.global ? b.reference : b.snapshot;
+        const cudaError_t e = countDifferences(kv.compare, st.shadowCounter, b.ptr, traced, b.bytes,
+                                               la.stream, diff, what);
+        std::string item;
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            item = b.names + " (not compared: " + what + ": " + cudaMessage(e) + ")";
+            st.report.errors.push_back("comparing the shadow launch's " + item);
+        } else if (diff != 0) {
+            item = b.names + " (" + std::to_string(diff) + " words)";
+        }
+        if (!item.empty()) {
+            tr.outputsDiffer = true;
+            tr.differing += (tr.differing.empty() ? "" : ", ") + item;
+        }
+    }
+}
+
 /// Prepares a traced launch: every array global, the trace buffer and the sample bitmap.
 bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                     LaunchState& st, const TraceOptions& opt) {
@@ -797,6 +1121,13 @@ bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, Laun
     if (blocks > 0xffffffffull) {
         rep.errors.emplace_back("tracing: more than 2^32 blocks");
         return false;
+    }
+    if (opt.shadow != TraceOptions::Shadow::Off) {
+        std::string why = prepareShadow(kv, la, st, opt);
+        if (!why.empty() && opt.shadow == TraceOptions::Shadow::Require) {
+            rep.notShadowed = why;
+            return false;
+        }
     }
     const std::size_t cap = std::max<std::size_t>(opt.maxRecords, 1);
     const std::size_t bytes = sizeof(TraceBufferHeader) + cap * sizeof(TraceRecord);
@@ -880,7 +1211,16 @@ bool prepareTracing(Runtime& r, const KernelView& kv, const LaunchArgs& la, Laun
         rep.arrays[j].requested = Place::Global;
         rep.arrays[j].placed = Place::Global;
         rep.arrays[j].source = "trace";
+        // A shadow launch: the tracing instantiation runs on the scratch copies.
+        const auto p = reinterpret_cast<std::uintptr_t>(la.ptrs[j]);
+        for (const WrittenBuffer& b : st.shadowBuffers) {
+            const auto lo = reinterpret_cast<std::uintptr_t>(b.ptr);
+            if (!b.global && la.ptrs[j] != nullptr && p >= lo && p < lo + b.bytes) {
+                plan.handles[j].ptr = static_cast<char*>(b.snapshot) + (p - lo);
+            }
+        }
     }
+    plan.shadow = st.shadow;
     rep.dispatch = "tracing";
     rep.instantiation = -1;
     rep.sharedBytesTotal = la.sharedBytes;
@@ -1273,6 +1613,7 @@ void prepareLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan)
             rep.hostMicros = std::chrono::duration<double, std::micro>(t1 - st->t0).count();
             return;
         }
+        releaseShadow(*st);
         for (const std::string& e : rep.errors) {
             warnOnce(r, std::string(kv.name) + ": tracing failed, launching untraced: " + e);
         }
@@ -1826,6 +2167,35 @@ cudaError_t launchJit(const LaunchArgs& la, const LaunchPlan& plan, void** param
 #endif
 }
 
+void endShadowTrace(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
+                    cudaError_t traceStatus) {
+    LaunchState& st = *plan.state;
+    LaunchReport& rep = st.report;
+    st.traceStatus = traceStatus;
+    if (traceStatus != cudaSuccess) {
+        rep.errors.push_back(std::string("traced launch of ") + kv.name + ": " +
+                             cudaMessage(traceStatus));
+        if (!sticky(traceStatus)) {
+            (void)cudaGetLastError(); // the program sees the original instantiation's status
+        }
+    }
+    // The globals written by name: keep what the traced run wrote, put back what was there.
+    for (const WrittenBuffer& b : st.shadowBuffers) {
+        if (b.global) {
+            (void)check(
+                cudaMemcpyAsync(b.reference, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, la.stream),
+                "cudaMemcpyAsync(traced copy of " + b.names + ")", rep);
+            (void)check(
+                cudaMemcpyAsync(b.ptr, b.snapshot, b.bytes, cudaMemcpyDeviceToDevice, la.stream),
+                "cudaMemcpyAsync(restoring " + b.names + ")", rep);
+        }
+    }
+    for (int j = 0; j < kv.numArrays; ++j) {
+        plan.handles[j].ptr = const_cast<void*>(la.ptrs[j]);
+    }
+    plan.instantiation = 0;
+}
+
 void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
                   cudaError_t status) {
     Runtime& r = rt();
@@ -1917,7 +2287,7 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
 #endif
         if (!profiled) {
             TraceBufferHeader h{0, 0};
-            bool ok = status == cudaSuccess;
+            bool ok = status == cudaSuccess && st.traceStatus == cudaSuccess;
             ok = ok && check(cudaMemcpyAsync(&h, plan.sink.header, sizeof h, cudaMemcpyDeviceToHost,
                                              la.stream),
                              "cudaMemcpyAsync(trace header)", rep);
@@ -1963,6 +2333,17 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         tr.collectMicros =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tc0)
                 .count();
+        if (st.shadow) {
+            tr.shadowed = true;
+            if (status == cudaSuccess && st.traceStatus == cudaSuccess) {
+                compareShadow(kv, la, st, tr);
+            }
+            releaseShadow(st);
+            if (tr.outputsDiffer && !(st.policyTrace && r.policy)) {
+                warnOnce(r, std::string(kv.name) + ": the traced run's outputs differ from the " +
+                                "original's (" + tr.differing + ")");
+            }
+        }
         if (st.policyTrace && r.policy) {
             r.policy->traced(st.info, std::move(tr));
         } else {
@@ -1993,35 +2374,6 @@ double medianOf(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t k = v.size();
     return k % 2 == 1 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
-/// One written buffer of a sweep: the array's memory from its pointer to the end of its extent.
-struct SweepBuffer {
-    void* ptr = nullptr;
-    std::size_t bytes = 0;
-    bool restore = false;      ///< some array over it is read: restore it, else poison it
-    void* snapshot = nullptr;  ///< its contents before the sweep
-    void* reference = nullptr; ///< its contents after the first entry's last launch
-    std::string names;
-};
-
-/// Whether `e` is an error that leaves the context unusable (every later call fails).
-bool sticky(cudaError_t e) {
-    switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorHardwareStackError:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-        return true;
-    default:
-        return false;
-    }
 }
 
 } // namespace
@@ -2072,67 +2424,11 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
     }
     std::string fatal; // set when the sweep cannot go on; the remaining entries say why
 
-    // The written arrays, one buffer per distinct pointer.
-    std::vector<SweepBuffer> bufs;
-    for (int j = 0; j < n; ++j) {
-        const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
-        if (ai.ptr == nullptr) {
-            continue;
-        }
-        auto it = std::find_if(bufs.begin(), bufs.end(),
-                               [&](const SweepBuffer& b) { return b.ptr == ai.ptr; });
-        if (ai.mode == Mode::Read) {
-            if (it != bufs.end()) {
-                it->restore = true;
-            }
-            continue;
-        }
-        if (!ai.extentKnown || ai.extentBytes == 0) {
-            fatal = "the extent of written array " + ai.name + " is unknown";
-            break;
-        }
-        if (it == bufs.end()) {
-            SweepBuffer b;
-            b.ptr = const_cast<void*>(ai.ptr);
-            bufs.push_back(b);
-            it = bufs.end() - 1;
-        }
-        it->bytes = std::max(it->bytes, ai.extentBytes);
-        it->restore = it->restore || ai.mode != Mode::Write;
-        it->names += (it->names.empty() ? "" : "/") + ai.name;
-    }
-    // The __device__ variables the kernel writes by name are restored before each launch too (and
-    // compared), so that every placement starts from the program's state and the sweep leaves
-    // it as it found it; memory written through pointers nobody knows cannot be: no sweep.
-    for (const GlobalRange& g : info.globals) {
-        if (!fatal.empty() || g.mode == Mode::Read) {
-            continue;
-        }
-        if (!g.found || g.bytes == 0) {
-            fatal =
-                "the memory of the global " + g.name + ", which the kernel writes, was not found";
-            break;
-        }
-        SweepBuffer b;
-        b.ptr = const_cast<void*>(g.ptr);
-        b.bytes = g.bytes;
-        b.restore = true;
-        b.names = g.name;
-        bufs.push_back(b);
-    }
-    if (fatal.empty() && !info.unknownWrites.empty()) {
-        fatal = "the kernel writes through a pointer whose target is unknown (" +
-                info.unknownWrites + "): its launches cannot be undone";
-    }
-    // Read arrays that alias a written one (listed before it) are read: restore.
-    for (SweepBuffer& b : bufs) {
-        for (int j = 0; j < n; ++j) {
-            const ArrayInfo& ai = info.arrays[static_cast<std::size_t>(j)];
-            if (ai.ptr == b.ptr && ai.mode == Mode::Read) {
-                b.restore = true;
-            }
-        }
-    }
+    // The written arrays, one buffer per distinct pointer, and the __device__ variables the
+    // kernel writes by name: restored before each launch (and compared), so that every placement
+    // starts from the program's state and the sweep leaves it as it found it; memory written
+    // through pointers nobody knows cannot be: no sweep.
+    std::vector<WrittenBuffer> bufs = writtenBuffers(info, fatal);
     const cudaStream_t s = la.stream;
     auto cudaOk = [&](cudaError_t e, const std::string& what) {
         if (e == cudaSuccess) {
@@ -2144,7 +2440,7 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         }
         return false;
     };
-    for (SweepBuffer& b : bufs) {
+    for (WrittenBuffer& b : bufs) {
         if (!fatal.empty()) {
             break;
         }
@@ -2166,7 +2462,7 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         }
     }
     auto resetBuffers = [&]() {
-        for (const SweepBuffer& b : bufs) {
+        for (const WrittenBuffer& b : bufs) {
             const cudaError_t e =
                 b.restore ? cudaMemcpyAsync(b.ptr, b.snapshot, b.bytes, cudaMemcpyDeviceToDevice, s)
                           : cudaMemsetAsync(b.ptr, 0xFF, b.bytes, s);
@@ -2282,7 +2578,7 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         res.status = "ok";
         // Outputs: the first entry's are the reference; the others are compared with them.
         if (k == 0) {
-            for (SweepBuffer& b : bufs) {
+            for (WrittenBuffer& b : bufs) {
                 if (cudaOk(cudaMalloc(&b.reference, b.bytes), "cudaMalloc(sweep reference)")) {
                     (void)cudaOk(
                         cudaMemcpyAsync(b.reference, b.ptr, b.bytes, cudaMemcpyDeviceToDevice, s),
@@ -2294,34 +2590,13 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         } else if (results[0].status == "ok") {
             uint64_t diff = 0;
             bool cmpOk = true;
-            if (counter != nullptr) {
-                unsigned long long h = 0;
-                cmpOk =
-                    cudaOk(cudaMemsetAsync(counter, 0, sizeof h, s), "cudaMemsetAsync(counter)");
-                for (const SweepBuffer& b : bufs) {
-                    cmpOk = cmpOk && cudaOk(hooks.compare(b.ptr, b.reference, b.bytes, counter, s),
-                                            "sweep compare");
-                }
-                cmpOk = cmpOk &&
-                        cudaOk(cudaMemcpyAsync(&h, counter, sizeof h, cudaMemcpyDeviceToHost, s),
-                               "cudaMemcpyAsync(counter)") &&
-                        cudaOk(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)");
-                diff = h;
-            } else {
-                cmpOk = cudaOk(cudaStreamSynchronize(s), "cudaStreamSynchronize(compare)");
-                for (const SweepBuffer& b : bufs) {
-                    std::vector<unsigned char> x(b.bytes);
-                    std::vector<unsigned char> y(b.bytes);
-                    cmpOk =
-                        cmpOk &&
-                        cudaOk(cudaMemcpy(x.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost),
-                               "cudaMemcpy(compare)") &&
-                        cudaOk(cudaMemcpy(y.data(), b.reference, b.bytes, cudaMemcpyDeviceToHost),
-                               "cudaMemcpy(compare)");
-                    for (std::size_t i = 0; cmpOk && i < b.bytes; ++i) {
-                        diff += x[i] != y[i];
-                    }
-                }
+            for (const WrittenBuffer& b : bufs) {
+                uint64_t d = 0;
+                std::string what;
+                const cudaError_t e = countDifferences(hooks.compare, counter, b.ptr, b.reference,
+                                                       b.bytes, s, d, what);
+                cmpOk = cmpOk && cudaOk(e, what);
+                diff += d;
             }
             res.compared = cmpOk;
             res.equal = cmpOk && diff == 0;
@@ -2335,14 +2610,14 @@ void runSweep(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
     }
     // Leave the written arrays as the program left them before this launch.
     if (sticky(cudaPeekAtLastError()) == false) {
-        for (const SweepBuffer& b : bufs) {
+        for (const WrittenBuffer& b : bufs) {
             if (b.snapshot != nullptr) {
                 (void)cudaMemcpyAsync(b.ptr, b.snapshot, b.bytes, cudaMemcpyDeviceToDevice, s);
             }
         }
         (void)cudaStreamSynchronize(s);
     }
-    for (SweepBuffer& b : bufs) {
+    for (WrittenBuffer& b : bufs) {
         if (b.snapshot != nullptr) {
             (void)cudaFree(b.snapshot);
         }
@@ -2583,7 +2858,8 @@ std::string LaunchReport::toJson() const {
       << ",\"timed\":" << (timed ? "true" : "false") << ",\"jit\":\"" << jit
       << "\",\"jitDetail\":\"" << jsonEscape(jitDetail) << "\",\"jitCompileMs\":" << jitCompileMs
       << ",\"jitBackground\":" << (jitBackground ? "true" : "false")
-      << ",\"jitLoadMs\":" << jitLoadMs << ",\"arrays\":[";
+      << ",\"jitLoadMs\":" << jitLoadMs << ",\"notShadowed\":\"" << jsonEscape(notShadowed)
+      << "\",\"arrays\":[";
     for (std::size_t j = 0; j < arrays.size(); ++j) {
         const ArrayReport& a = arrays[j];
         o << (j ? "," : "") << "{\"name\":\"" << jsonEscape(a.name) << "\",\"requested\":\""

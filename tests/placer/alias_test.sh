@@ -56,6 +56,15 @@ for place in shared constant texture readonly; do
   run "force-$place-dynamic" MEMPLACE="${force%,}" MEMPLACE_DISPATCH=dynamic
 done
 
+# Traced launches are shadow launches (docs/placer.md): arguments into one buffer point into one
+# scratch copy, so the traced run of `twice` reads its own writes as the original does and no
+# outputs differ (none of these kernels races).
+if grep -q "outputs differ" "$out/auto.err"; then
+  echo "FAIL: a traced run's outputs differed from the original's:"
+  grep "outputs differ" "$out/auto.err"
+  status=1
+fi
+
 # Every kernel's `in` fell back to global, saying why.
 expect() { # kernel reason-fragment
   if ! grep -q "^memplace: $1: array in requested shared, placed global: .*$2" \

@@ -501,6 +501,83 @@ void policyTest(cudaStream_t s) {
     MPT_CHECK(cudaFree(y));
 }
 
+// ---- shadow launches -----------------------------------------------------------------------
+
+/// Traces every saxpy launch with TraceOptions::Shadow::Require and keeps the traces.
+struct ShadowPolicy : memplace::PlacementPolicy {
+    std::vector<memplace::TraceResult> traces;
+    memplace::Decision decide(const memplace::LaunchInfo& info) override {
+        memplace::Decision d;
+        if (info.kernel == "saxpy") {
+            d.kind = memplace::Decision::Kind::Trace;
+            d.trace.shadow = memplace::TraceOptions::Shadow::Require;
+        }
+        return d;
+    }
+    void traced(const memplace::LaunchInfo&, memplace::TraceResult t) override {
+        traces.push_back(std::move(t));
+    }
+};
+
+// A shadow launch (docs/placer.md, "First launch of a signature"): saxpy updates y in place; the
+// traced run writes a scratch copy of y, the original instantiation y itself, so y is updated
+// once, bitwise the original's; with x == y too. Launches that cannot be shadowed run untraced,
+// saying why.
+void shadowTests(cudaStream_t s) {
+    const int n = 4096;
+    const SaxpyData d(n, 11, s);
+    auto policy = std::make_shared<ShadowPolicy>();
+    memplace::setPlacementPolicy(policy);
+    d.resetY();
+    (void)saxpyRewritten(n, 1.7f, d.x, d.y, 256, s);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    const memplace::LaunchReport r1 = memplace::lastReport();
+    const bool shadowed = policy->traces.size() == 1 && policy->traces[0].shadowed &&
+                          !policy->traces[0].outputsDiffer && !policy->traces[0].records.empty() &&
+                          r1.dispatch == "tracing" && r1.notShadowed.empty() && d.yIsWanted(n);
+    expect(shadowed, "shadow launch: traced, y updated once, outputs agree");
+    table << "| shadow launch | saxpy y in place, Shadow::Require | traced, y the original's | "
+          << (shadowed ? "pass" : "FAIL") << " |\n";
+    // x and y one buffer: both point into one scratch copy, so the traced run reads its own
+    // writes through x as the original does; the result is the untraced launch's.
+    float* z = nullptr;
+    MPT_CHECK(cudaMalloc(&z, d.bytes()));
+    h2d(z, d.hy.data(), d.bytes());
+    (void)saxpyRewritten(n, 1.7f, z, z, 256, s);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    const memplace::LaunchReport r2 = memplace::lastReport();
+    memplace::setPlacementPolicy(nullptr);
+    d.resetY();
+    (void)saxpyRewritten(n, 1.7f, d.y, d.y, 256, s);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    memplace::setPlacementPolicy(policy);
+    std::vector<float> traced(static_cast<std::size_t>(n));
+    std::vector<float> untraced(static_cast<std::size_t>(n));
+    MPT_CHECK(cudaMemcpy(traced.data(), z, d.bytes(), cudaMemcpyDeviceToHost));
+    MPT_CHECK(cudaMemcpy(untraced.data(), d.y, d.bytes(), cudaMemcpyDeviceToHost));
+    MPT_CHECK(cudaFree(z));
+    const bool aliased = policy->traces.size() == 2 && policy->traces[1].shadowed &&
+                         !policy->traces[1].outputsDiffer && r2.dispatch == "tracing" &&
+                         std::memcmp(traced.data(), untraced.data(), d.bytes()) == 0;
+    expect(aliased, "shadow launch with x == y: traced, outputs agree, the untraced result");
+    table << "| shadow launch | saxpy x == y | traced, y the untraced launch's | "
+          << (aliased ? "pass" : "FAIL") << " |\n";
+#if defined(MEMPLACE_EMU) // a GPU cannot write the program's heap
+    // y in memory the runtime cannot size (not allocated through CUDA): no scratch copy.
+    std::vector<float> heap = d.hy;
+    (void)saxpyRewritten(n, 1.7f, d.x, heap.data(), 256, s);
+    MPT_CHECK(cudaStreamSynchronize(s));
+    const memplace::LaunchReport r3 = memplace::lastReport();
+    const bool unknown = policy->traces.size() == 2 && r3.dispatch != "tracing" &&
+                         r3.notShadowed == "the extent of written array y is unknown" &&
+                         std::memcmp(heap.data(), d.want.data(), heap.size() * sizeof(float)) == 0;
+    expect(unknown, "no shadow launch for an unknown extent: untraced (" + r3.notShadowed + ")");
+    table << "| shadow launch | saxpy y on the heap | untraced: " << r3.notShadowed << " | "
+          << (unknown ? "pass" : "FAIL") << " |\n";
+#endif
+    memplace::setPlacementPolicy(nullptr);
+}
+
 // A timed launch with a busy-wait before it: the wait stays out of both timed intervals (the
 // stream work and the kernel), and the launch still completes after it.
 struct SpinPolicy : memplace::PlacementPolicy {
@@ -898,6 +975,7 @@ int main(int argc, char** argv) {
         setAsideRestoreTest(s);
         constantPoolStreams();
         policyTest(s);
+        shadowTests(s);
         texture2DLimitTest(s);
 #if !defined(MEMPLACE_EMU) // the CPU emulation layer has no GPU to keep busy
         spinTest(s);

@@ -52,6 +52,10 @@ struct KernelView {
     /// Keeps the GPU busy for `ns` nanoseconds on `stream` (a one-thread kernel of this TU);
     /// null under the CPU emulation layer. Timed launches a policy asks for start with it.
     cudaError_t (*spin)(long long ns, cudaStream_t stream) = nullptr;
+    /// Adds to *counter (device) the 32-bit words (and tail bytes) where two device buffers
+    /// differ (memplace/sweep.cuh); a shadow launch compares its two runs' outputs with it.
+    cudaError_t (*compare)(const void* a, const void* b, std::size_t bytes,
+                           unsigned long long* counter, cudaStream_t stream) = nullptr;
 };
 
 /// The launch: configuration and the array arguments.
@@ -96,6 +100,10 @@ struct LaunchPlan {
     std::shared_ptr<LaunchState> state;
     std::shared_ptr<SweepState> sweep; ///< kSweep only
     void* jitFunction = nullptr;       ///< kJit only: the CUfunction
+    /// kTracing only: a shadow launch (TraceOptions::Shadow). The handles of the written arrays
+    /// point at scratch copies; after the tracing instantiation, endShadowTrace, then the
+    /// original instantiation (instantiation 0) on the program's memory.
+    bool shadow = false;
 };
 
 /// What the program's translation unit gives a sweep: its launch of one placement (prepare,
@@ -122,6 +130,12 @@ cudaError_t launchJit(const LaunchArgs& args, const LaunchPlan& plan, void** par
 void runSweep(const KernelView& kernel, const LaunchArgs& args, LaunchPlan& plan,
               const SweepHooks& hooks);
 
+/// Between a shadow launch's two runs (plan.shadow): records the tracing instantiation's status
+/// (and clears it, unless sticky, so that the program sees the original's), restores the globals
+/// the kernel writes by name (keeping a copy of what the traced run wrote), points the handles
+/// at the program's arrays and sets plan.instantiation to 0 (the original instantiation).
+void endShadowTrace(const KernelView& kernel, const LaunchArgs& args, LaunchPlan& plan,
+                    cudaError_t traceStatus);
 /// Decides the placement, materialises it and picks the instantiation. Never fails: what cannot
 /// be materialised falls back to global and is reported. Holds the runtime's lock until
 /// finishLaunch.

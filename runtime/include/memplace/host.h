@@ -148,6 +148,21 @@ struct TraceOptions {
     std::size_t maxRecords = std::size_t{1} << 18; ///< device buffer capacity (280 B each)
     std::vector<uint32_t> blocks;                  ///< linear block ids; empty: use sampleEvery
     uint32_t sampleEvery = 1;                      ///< every k-th block (1: all blocks)
+    /// Whether the traced launch is a *shadow* launch (docs/placer.md, "First launch of a
+    /// signature"): the written arrays are copied to scratch buffers, the tracing instantiation
+    /// writes the copies (the globals the kernel writes by name are snapshotted and restored
+    /// around it), then the original instantiation runs on the program's memory, and the two
+    /// runs' outputs are compared (TraceResult::outputsDiffer). The program's results are then
+    /// the original instantiation's, bit for bit.
+    enum class Shadow : uint8_t {
+        Off,     ///< the tracing instantiation alone, on the program's memory
+        Prefer,  ///< shadow when the launch can be shadowed, else as Off
+        Require, ///< shadow, or do not trace (the launch runs untraced; the report says why)
+    };
+    Shadow shadow = Shadow::Prefer;
+    /// At most this many bytes of scratch copies (and never more than half the device's free
+    /// memory); beyond that the launch cannot be shadowed.
+    std::size_t shadowMaxBytes = std::size_t{4} << 30;
 };
 
 /// One array of a traced launch: enough to turn element offsets into addresses.
@@ -175,6 +190,14 @@ struct TraceResult {
     /// Host microseconds spent collecting after the kernel had finished: copying the header and
     /// the records back and clearing inactive lanes (the stream synchronisation not included).
     double collectMicros = 0;
+    /// A shadow launch (TraceOptions::Shadow): the tracing instantiation wrote scratch copies and
+    /// the original instantiation produced the program's results.
+    bool shadowed = false;
+    /// Shadowed, and the two runs' outputs differ: the kernel races or is nondeterministic (or
+    /// the tracing instantiation computes differently); `differing` names the arrays and globals
+    /// and how many 32-bit words of each differ.
+    bool outputsDiffer = false;
+    std::string differing;
 };
 
 /// Traces the next `launches` launches made through memplace::launch (any kernel): each runs
@@ -376,6 +399,10 @@ struct LaunchReport {
     double jitCompileMs = 0;    ///< "compiled": NVRTC's time (in the background unless synchronous)
     bool jitBackground = false; ///< "compiled": the compilation ran in the background
     double jitLoadMs = 0;       ///< "compiled", "cached": reading the cache entry and loading it
+    /// A trace was asked for with TraceOptions::Shadow::Require and the launch cannot be shadowed
+    /// (an unknown extent, writes through unknown pointers, overlapping arguments, too large):
+    /// why; the launch ran the original placement untraced. Empty otherwise.
+    std::string notShadowed;
 
     bool anyFallback() const;
     /// The report as one JSON object.

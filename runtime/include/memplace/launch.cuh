@@ -606,15 +606,21 @@ struct LaunchOps {
     /// Launches what prepareLaunch planned, then finishLaunch; the launch's status.
     static cudaError_t dispatch(const detail::KernelView& kv, const detail::LaunchArgs& la,
                                 detail::LaunchPlan& plan, ArgsTuple& at) {
+#if !defined(MEMPLACE_NO_TRACING)
+        if (plan.instantiation == detail::LaunchPlan::kTracing) {
+            detail::buildAndLaunch<K, TraceT>(la, plan, at, Seq{});
+            if (plan.shadow) {
+                // A shadow launch: the traced run wrote scratch copies; the program's results
+                // come from the original instantiation, launched next on its own memory.
+                detail::endShadowTrace(kv, la, plan, cudaPeekAtLastError());
+            }
+        }
+#endif
         if (plan.instantiation >= 0) {
             D::launchIndex(plan.instantiation, la, plan, at,
                            std::make_index_sequence<static_cast<std::size_t>(D::kCount)>{});
         } else if (plan.instantiation == detail::LaunchPlan::kDynamic) {
             detail::buildAndLaunch<K, DynT>(la, plan, at, Seq{});
-        } else if (plan.instantiation == detail::LaunchPlan::kTracing) {
-#if !defined(MEMPLACE_NO_TRACING)
-            detail::buildAndLaunch<K, TraceT>(la, plan, at, Seq{});
-#endif
         }
 #if !defined(MEMPLACE_EMU)
         if (plan.instantiation == detail::LaunchPlan::kJit) {
@@ -682,6 +688,7 @@ cudaError_t launch(dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t 
     detail::KernelView kv{K::name,  kArrays, K::arrays, texOk,  D::kCount,
                           compiled, fns,     dynFn,     traceFn};
     kv.spin = sweepSpinFn();
+    kv.compare = &sweepCompare;
     kv.globalCount = detail::GlobalsOf<K>::count;
     kv.globals = detail::GlobalsOf<K>::descs();
     kv.globalRange = detail::GlobalsOf<K>::range;

@@ -7,6 +7,8 @@
 #   placer_auto_program   tests/placer/auto_program.cu: no Placer code, only linked
 #   placer_alias_program  tests/rewrite/golden/aliasing.cu (the rewritten aliasing corpus
 #                         program; tests/placer/alias_test.sh runs it)
+#   placer_shadow_program tests/rewrite/golden/shadow_trace.cu (the rewritten shadow_trace
+#                         corpus program; tests/placer/shadow_test.sh runs it)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 out="${1:?usage: build.sh OUTDIR [BUILD_DIR]}"
@@ -30,9 +32,13 @@ link=(-arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc -Xlinker
 "$NVCC" "${flags[@]}" -c "$root/tests/placer/gpu/placer_bench.cu" -o "$out/placer_bench.o" &
 "$NVCC" "${flags[@]}" -c "$root/tests/placer/auto_program.cu" -o "$out/auto_program.o" &
 "$NVCC" "${flags[@]}" -x cu -c "$root/tests/rewrite/golden/aliasing.cu" -o "$out/aliasing.o" &
+"$NVCC" "${flags[@]}" -x cu -c "$root/tests/rewrite/golden/shadow_trace.cu" \
+  -o "$out/shadow_trace.o" &
 wait
 "$NVCC" "${link[@]}" "$out/placer_bench.o" "$out/lookup.o" "$out/saxpy.o" "${libs[@]}" \
   -o "$out/placer_bench"
 "$NVCC" "${link[@]}" "$out/auto_program.o" "${libs[@]}" -o "$out/placer_auto_program"
 "$NVCC" "${link[@]}" "$out/aliasing.o" "${libs[@]}" -o "$out/placer_alias_program"
-echo "build.sh: built $out/placer_bench, $out/placer_auto_program and $out/placer_alias_program"
+"$NVCC" "${link[@]}" "$out/shadow_trace.o" "${libs[@]}" -o "$out/placer_shadow_program"
+echo "build.sh: built $out/placer_bench, $out/placer_auto_program, $out/placer_alias_program" \
+  "and $out/placer_shadow_program"

@@ -74,6 +74,10 @@ say "aliasing: the rewritten aliasing program (auto, cache, sweep, forced places
 (unset MEMPLACE_QUIET; "$root/tests/placer/alias_test.sh" "$bin/placer_alias_program" "$out/alias") 2>&1 | tee -a "$log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "aliasing failed" | tee -a "$log"; status=1; }
 
+say "shadow launches: the rewritten shadow_trace program (auto cold and warm, trace) bitwise against MEMPLACE=off, the race reported"
+(unset MEMPLACE_QUIET; "$root/tests/placer/shadow_test.sh" "$bin/placer_shadow_program" "$out/shadow") 2>&1 | tee -a "$log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "shadow launches failed" | tee -a "$log"; status=1; }
+
 say "compute-sanitizer memcheck over the auto program (traced, original and placed launches)"
 MEMPLACE_TIME=1 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
   "$bin/placer_auto_program" 6 65536 >"$out/memcheck.log" 2>&1
