@@ -184,9 +184,10 @@ int runRewrite(const RewriteOptionsCli& o) {
             return kExitBadInput;
         }
         if (!o.force && fs::exists(out.path)) {
-            std::cerr << fmt::format("error: {} exists; nothing written\nnote: use --force to "
-                                     "replace it\n",
-                                     out.path.string());
+            std::cerr << fmt::format(
+                "error: {} already exists; nothing written\nnote: use --force to "
+                "replace it\n",
+                out.path.string());
             return kExitBadInput;
         }
     }

@@ -659,8 +659,9 @@ void KernelReporter::report(ki::KernelInfo& k, KernelSource& ks) {
 /// A launched kernel with no definition among the program's files would silently stay as
 /// written (and a program whose kernels all live elsewhere would be "rewritten" into itself):
 /// one warning per such kernel, at its first launch.
-void warnUnanalysedLaunches(const detail::HostFacts& host, const std::vector<detail::RawKernel>& raws,
-                            const detail::Locator& loc, DiagnosticList& warnings) {
+void warnUnanalysedLaunches(const detail::HostFacts& host,
+                            const std::vector<detail::RawKernel>& raws, const detail::Locator& loc,
+                            DiagnosticList& warnings) {
     std::set<const FunctionDecl*> analysed;
     for (const auto& r : raws) {
         analysed.insert(r.fn->getCanonicalDecl());
@@ -686,11 +687,12 @@ void warnUnanalysedLaunches(const detail::HostFacts& host, const std::vector<det
         }
         SourceLocation at = l.site.location;
         at.file = at.file.empty() ? loc.mainName() : at.file;
-        warnings.warning(at,
-                         fmt::format("launch of kernel '{}' with no kernel definition analysed: {}; "
-                                     "the kernel is neither analysed nor rewritten",
-                                     l.site.kernel, where),
-                         loc.sourceLine(l.call->getBeginLoc()));
+        warnings.warning(
+            at,
+            fmt::format("launch of kernel '{}' with no kernel definition analysed: {}; "
+                        "the kernel is neither analysed nor rewritten",
+                        l.site.kernel, where),
+            loc.sourceLine(l.call->getBeginLoc()));
     }
 }
 

@@ -33,7 +33,8 @@ bool isProgramFilePath(const SourceManager& sm, FileID file) {
     }
     OptionalFileEntryRef entry = sm.getFileEntryRefForID(file);
     OptionalFileEntryRef main = sm.getFileEntryRefForID(sm.getMainFileID());
-    if (!entry || !main || SrcMgr::isSystem(sm.getFileCharacteristic(sm.getLocForStartOfFile(file)))) {
+    if (!entry || !main ||
+        SrcMgr::isSystem(sm.getFileCharacteristic(sm.getLocForStartOfFile(file)))) {
         return false;
     }
     std::filesystem::path path = normalPath(entry->getName().str());

@@ -10,8 +10,8 @@
 #include <clang/AST/ExprCXX.h>
 
 #include <compare>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -71,8 +71,8 @@ bool deducesType(clang::ASTContext& ctx, const clang::Expr* site);
 /// location of the binding, or an invalid location.
 clang::SourceLocation bindsNonConstRef(clang::ASTContext& ctx, const clang::Expr* site);
 
-/// A `k<<<...>>>(...)` written in one of the program's files, with every AST node that spells it (a launch in
-/// a host template appears in the pattern and once per instantiation).
+/// A `k<<<...>>>(...)` written in one of the program's files, with every AST node that spells it (a
+/// launch in a host template appears in the pattern and once per instantiation).
 struct LaunchFact {
     unsigned offset = 0; ///< its first character's raw source location (include order)
     std::vector<const clang::CUDAKernelCallExpr*> calls;

@@ -23,7 +23,7 @@ namespace memplace::rewrite::detail {
 struct JitSliceInput {
     clang::ASTUnit* ast = nullptr;
     const clang::FunctionDecl* kernel = nullptr; ///< the kernel as written (not a template)
-    clang::FileID kernelFile; ///< the program file the kernel is written in
+    clang::FileID kernelFile;                    ///< the program file the kernel is written in
     unsigned kernelBegin = 0; ///< offset in kernelFile where its rewritten text starts
     /// Whether `file` is one of the program's files (the rewriter edits them: their text comes
     /// from programText, other files' from disk).

@@ -173,8 +173,7 @@ public:
     std::string sourceLine(const memplace::SourceLocation& w) const {
         for (const File& f : files_) {
             if (f.name == w.file) {
-                return std::string(
-                    lineOf(std::string_view(text_).substr(f.base, f.size), w.line));
+                return std::string(lineOf(std::string_view(text_).substr(f.base, f.size), w.line));
             }
         }
         return {};

@@ -86,11 +86,11 @@ struct KernelReport {
 /// files"): its copy goes into the output folder at `relative`, rewritten or as it is, so that
 /// the rewritten files include each other's copies through the same relative names.
 struct IncludedOutput {
-    std::string file;     ///< the original, as reported (relative to the working directory)
-    std::string path;     ///< the original as clang opened it (to never write it)
-    std::string relative; ///< its path relative to the main file's folder
-    std::string output;   ///< its text, rewritten where it holds rewritten constructs
-    bool rewritten = false;           ///< the output differs from the original
+    std::string file;       ///< the original, as reported (relative to the working directory)
+    std::string path;       ///< the original as clang opened it (to never write it)
+    std::string relative;   ///< its path relative to the main file's folder
+    std::string output;     ///< its text, rewritten where it holds rewritten constructs
+    bool rewritten = false; ///< the output differs from the original
     std::vector<std::string> kernels; ///< the rewritten kernels defined in it
     int launches = 0;                 ///< launches rewritten in it (runtime or macro)
 };

@@ -40,7 +40,8 @@ TEST_P(Golden, MatchesReviewedSource) {
         for (const auto& e : fs::recursive_directory_iterator(dir / (name + ".files"))) {
             files += e.is_regular_file() ? 1 : 0;
         }
-        EXPECT_EQ(files, r->included.size()) << "golden/" << name << ".files: one per included file";
+        EXPECT_EQ(files, r->included.size())
+            << "golden/" << name << ".files: one per included file";
     }
     golden::expectMatches(dir / (name + ".log"),
                           r->warnings.format() + (r->warnings.empty() ? "" : "\n"));
