@@ -721,13 +721,16 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
     flags.resourceDir = options.resourceDir.empty() ? defaultResourceDir() : options.resourceDir;
     flags.gpuArch = options.gpuArch;
     flags.extraArgs = options.extraArgs;
+    flags.hostOpenMpDir = findHostOpenMpIncludeDir();
     std::vector<std::string> args = compileFlags(flags);
 
     std::error_code ec;
     fs::path abs = fs::absolute(options.file, ec);
     CollectingConsumer consumer(options.file);
     tooling::FileContentMappings shim = {
-        {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())}};
+        {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())},
+        {std::string(kShimHostMinMaxPath), std::string(shimHostMinMaxContent())},
+        {std::string(kShimOmpPath), std::string(shimOmpContent())}};
     analysis->ast_ = tooling::buildASTFromCodeWithArgs(
         analysis->parsedSource_, args, abs.string(), MEMPLACE_CLANG_TOOL,
         std::make_shared<PCHContainerOperations>(), tooling::getClangStripDependencyFileAdjuster(),
@@ -737,6 +740,13 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
         f.diagnostics = consumer.diagnostics();
         if (!f.diagnostics.hasErrors()) {
             f.diagnostics.error({options.file, 0, 0}, "clang could not parse the file");
+        }
+        std::vector<std::string> messages;
+        for (const auto& d : f.diagnostics.all()) {
+            messages.push_back(d.message);
+        }
+        for (const std::string& w : parseWorkarounds(messages)) {
+            f.diagnostics.note({options.file, 0, 0}, w);
         }
         f.diagnostics.note({options.file, 0, 0},
                            fmt::format("analysed as CUDA for {} with the CUDA installation at "
