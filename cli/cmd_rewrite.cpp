@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -46,7 +47,7 @@ std::string placesList(const PlaceSet& s) {
 std::string writtenFiles(const rewrite::RewriteResult& r, const std::string& out,
                          const std::vector<std::string>& includedOut) {
     std::string s = fmt::format("wrote {}\n", out);
-    for (size_t i = 0; i < r.included.size(); ++i) {
+    for (size_t i = 0; i < r.included.size() && i < includedOut.size(); ++i) {
         const rewrite::IncludedOutput& f = r.included[i];
         std::string what = "copied unchanged (no kernel, launch or extern __shared__ rewritten)";
         if (f.rewritten) {
@@ -163,10 +164,21 @@ int runRewrite(const RewriteOptionsCli& o) {
         fs::path path;
         std::string original;
         const std::string* text = nullptr;
+        bool included = false;
     };
     std::vector<Output> outputs = {
         {fs::path(o.outDir) / fs::path(o.file).filename(), o.file, &result->output}};
-    for (const auto& f : result->included) {
+    // The included program files go along only when one of them is rewritten: then the copies
+    // must include each other through their relative names. Otherwise the rewritten main file
+    // includes the originals through the source folder on the include path, as before.
+    const bool anyIncludedRewritten =
+        std::any_of(result->included.begin(), result->included.end(),
+                    [](const rewrite::IncludedOutput& f) { return f.rewritten; });
+    std::vector<rewrite::IncludedOutput> copies;
+    if (anyIncludedRewritten) {
+        copies = result->included;
+    }
+    for (const auto& f : copies) {
         fs::path rel = fs::path(f.relative).lexically_normal();
         if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
             std::cerr << fmt::format("error: {}: an included file outside the main file's folder "
@@ -174,7 +186,7 @@ int runRewrite(const RewriteOptionsCli& o) {
                                      f.file, f.relative);
             return kExitBadInput;
         }
-        outputs.push_back({fs::path(o.outDir) / rel, f.path, &f.output});
+        outputs.push_back({fs::path(o.outDir) / rel, f.path, &f.output, true});
     }
     for (const Output& out : outputs) {
         if (fs::exists(out.path) && fs::equivalent(out.path, out.original, ec)) {
@@ -183,7 +195,14 @@ int runRewrite(const RewriteOptionsCli& o) {
                                      out.path.string(), out.original);
             return kExitBadInput;
         }
-        if (!o.force && fs::exists(out.path)) {
+        // An included file's copy already there with the same text (another main file of the
+        // same folder wrote it) replaces nothing.
+        bool same = false;
+        if (out.included && fs::exists(out.path)) {
+            auto existing = readFile(out.path);
+            same = existing && *existing == *out.text;
+        }
+        if (!o.force && fs::exists(out.path) && !same) {
             std::cerr << fmt::format(
                 "error: {} already exists; nothing written\nnote: use --force to "
                 "replace it\n",
@@ -192,6 +211,9 @@ int runRewrite(const RewriteOptionsCli& o) {
         }
     }
     for (const Output& out : outputs) {
+        if (out.included && !o.force && fs::exists(out.path)) {
+            continue; // the same text (checked above)
+        }
         fs::create_directories(out.path.parent_path(), ec);
         auto written =
             writeFileAtomic(out.path, *out.text, o.force ? Overwrite::Yes : Overwrite::No);

@@ -133,6 +133,30 @@ TEST(Rewrite, KernelsInIncludedFilesAreRewrittenIntoCopies) {
     fs::remove_all(dir);
 }
 
+// Headers of the folder without anything to rewrite are not copied when no included file is
+// rewritten: two programs of one folder sharing a header are rewritten into one output folder,
+// one after the other, without --force (the demo's spmv.cu and particle_filter.cu).
+TEST(Rewrite, IncludedFilesAreCopiedOnlyWhenOneIsRewritten) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("shared_header");
+    writeText(dir / "src" / "defs.h", "#pragma once\n#define SCALE 2.0f\n");
+    for (const char* name : {"a", "b"}) {
+        writeText(dir / "src" / (std::string(name) + ".cu"),
+                  "#include \"defs.h\"\n"
+                  "__global__ void k(float* y) { y[threadIdx.x] *= SCALE; }\n"
+                  "void run(float* y) { k<<<1, 32>>>(y); }\n");
+        auto r = runMemplace("rewrite '" + (dir / "src" / (std::string(name) + ".cu")).string() +
+                             "' -o '" + (dir / "out").string() + "'");
+        EXPECT_EQ(r.exitCode, 0) << name << ": " << r.err;
+    }
+    EXPECT_TRUE(fs::exists(dir / "out" / "a.cu"));
+    EXPECT_TRUE(fs::exists(dir / "out" / "b.cu"));
+    EXPECT_FALSE(fs::exists(dir / "out" / "defs.h"));
+    fs::remove_all(dir);
+}
+
 // A kernel defined outside the program's files (a header above the main file's folder) is a
 // library's: not analysed; its launch gets a warning naming the launch and the kernel, instead
 // of a silent "no kernels" and an unchanged output.
