@@ -77,15 +77,6 @@ std::string Locator::text(SourceRange range) const {
     return invalid ? std::string() : t.str();
 }
 
-bool Locator::inMainFile(CharSourceRange r) const {
-    return r.isValid() && sm_.isWrittenInMainFile(r.getBegin()) &&
-           sm_.isWrittenInMainFile(r.getEnd());
-}
-
-bool Locator::inMainFile(clang::SourceLocation loc) const {
-    return loc.isValid() && sm_.isWrittenInMainFile(sm_.getFileLoc(loc));
-}
-
 bool Locator::isProgramFile(FileID file) const {
     if (file.isInvalid()) {
         return false;

@@ -33,8 +33,6 @@ public:
     std::string text(const clang::Expr* e) const { return e ? text(e->getSourceRange()) : ""; }
     /// The file char range of a token range, invalid when there is none (macro bodies).
     clang::CharSourceRange fileRange(clang::SourceRange range) const;
-    bool inMainFile(clang::CharSourceRange r) const;
-    bool inMainFile(clang::SourceLocation loc) const;
     /// Whether `file` is one of the program's own files (docs/usage.md, "Kernels in included
     /// files"): the main file, or a file it includes (directly or not) that lies in the main
     /// file's folder tree, is not a system header (-isystem, the CUDA installation) and is not

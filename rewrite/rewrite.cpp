@@ -109,8 +109,6 @@ public:
         spanByFileID_[fid] = span;
         return span;
     }
-    /// Whether the buffer offset `off` lies in the main file.
-    bool inMainFile(unsigned off) const { return off <= files_[0].size; }
 
     /// The file char range of a token range in a program file, or nullopt.
     std::optional<std::pair<unsigned, unsigned>> range(SourceRange r) const {
