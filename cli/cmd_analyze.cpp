@@ -99,7 +99,8 @@ std::string launchValue(const ki::LaunchValue& v) {
 }
 
 std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
-    std::string out = fmt::format("kernel {} ({}:{}:{})\n", k.instantiation, file, k.location.line,
+    std::string out = fmt::format("kernel {} ({}:{}:{})\n", k.instantiation,
+                                  k.location.file.empty() ? file : k.location.file, k.location.line,
                                   k.location.column);
     std::string params;
     for (const auto& p : k.params) {

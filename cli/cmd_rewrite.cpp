@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -41,8 +42,31 @@ std::string placesList(const PlaceSet& s) {
     return out;
 }
 
-std::string humanSummary(const rewrite::RewriteResult& r, const std::string& out) {
+/// One line per file written: the main file, then each included file of the program with what
+/// was rewritten in it.
+std::string writtenFiles(const rewrite::RewriteResult& r, const std::string& out,
+                         const std::vector<std::string>& includedOut) {
     std::string s = fmt::format("wrote {}\n", out);
+    for (size_t i = 0; i < r.included.size() && i < includedOut.size(); ++i) {
+        const rewrite::IncludedOutput& f = r.included[i];
+        std::string what = "copied unchanged (no kernel, launch or extern __shared__ rewritten)";
+        if (f.rewritten) {
+            std::string kernels;
+            for (const auto& k : f.kernels) {
+                kernels += (kernels.empty() ? "" : ", ") + k;
+            }
+            what = fmt::format("rewritten: {} kernel{}{}{}, {} launch{}", f.kernels.size(),
+                               f.kernels.size() == 1 ? "" : "s", kernels.empty() ? "" : " ",
+                               kernels, f.launches, f.launches == 1 ? "" : "es");
+        }
+        s += fmt::format("wrote {} (from {}): {}\n", includedOut[i], f.file, what);
+    }
+    return s;
+}
+
+std::string humanSummary(const rewrite::RewriteResult& r, const std::string& out,
+                         const std::vector<std::string>& includedOut) {
+    std::string s = writtenFiles(r, out, includedOut);
     for (const auto& k : r.kernels) {
         std::string name =
             k.instantiations.size() > 1 || k.instantiations.empty() || k.instantiations[0] == k.name
@@ -134,26 +158,83 @@ int runRewrite(const RewriteOptionsCli& o) {
                                  ec.message());
         return kExitBadInput;
     }
-    const fs::path out = fs::path(o.outDir) / fs::path(o.file).filename();
-    if (fs::exists(out) && fs::equivalent(out, o.file, ec)) {
-        std::cerr << fmt::format("error: {} is the input itself: the rewriter never writes its "
-                                 "input; choose another folder\n",
-                                 out.string());
-        return kExitBadInput;
+    // Every output (the main file, then the program's included files at their relative names)
+    // is checked before any is written: a refused run writes nothing.
+    struct Output {
+        fs::path path;
+        std::string original;
+        const std::string* text = nullptr;
+        bool included = false;
+    };
+    std::vector<Output> outputs = {
+        {fs::path(o.outDir) / fs::path(o.file).filename(), o.file, &result->output}};
+    // The included program files go along only when one of them is rewritten: then the copies
+    // must include each other through their relative names. Otherwise the rewritten main file
+    // includes the originals through the source folder on the include path, as before.
+    const bool anyIncludedRewritten =
+        std::any_of(result->included.begin(), result->included.end(),
+                    [](const rewrite::IncludedOutput& f) { return f.rewritten; });
+    std::vector<rewrite::IncludedOutput> copies;
+    if (anyIncludedRewritten) {
+        copies = result->included;
     }
-    auto written = writeFileAtomic(out, result->output, o.force ? Overwrite::Yes : Overwrite::No);
-    if (!written) {
-        printDiagnostics(written.diagnostics());
-        if (fs::exists(out) && !o.force) {
-            std::cerr << "note: use --force to replace it\n";
+    for (const auto& f : copies) {
+        fs::path rel = fs::path(f.relative).lexically_normal();
+        if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
+            std::cerr << fmt::format("error: {}: an included file outside the main file's folder "
+                                     "({}); nothing written\n",
+                                     f.file, f.relative);
+            return kExitBadInput;
         }
-        return kExitBadInput;
+        outputs.push_back({fs::path(o.outDir) / rel, f.path, &f.output, true});
+    }
+    for (const Output& out : outputs) {
+        if (fs::exists(out.path) && fs::equivalent(out.path, out.original, ec)) {
+            std::cerr << fmt::format("error: {} is the input {} itself: the rewriter never "
+                                     "writes its input; choose another folder\n",
+                                     out.path.string(), out.original);
+            return kExitBadInput;
+        }
+        // An included file's copy already there with the same text (another main file of the
+        // same folder wrote it) replaces nothing.
+        bool same = false;
+        if (out.included && fs::exists(out.path)) {
+            auto existing = readFile(out.path);
+            same = existing && *existing == *out.text;
+        }
+        if (!o.force && fs::exists(out.path) && !same) {
+            std::cerr << fmt::format(
+                "error: {} already exists; nothing written\nnote: use --force to "
+                "replace it\n",
+                out.path.string());
+            return kExitBadInput;
+        }
+    }
+    for (const Output& out : outputs) {
+        if (out.included && !o.force && fs::exists(out.path)) {
+            continue; // the same text (checked above)
+        }
+        fs::create_directories(out.path.parent_path(), ec);
+        auto written =
+            writeFileAtomic(out.path, *out.text, o.force ? Overwrite::Yes : Overwrite::No);
+        if (!written) {
+            printDiagnostics(written.diagnostics());
+            if (fs::exists(out.path) && !o.force) {
+                std::cerr << "note: use --force to replace it\n";
+            }
+            return kExitBadInput;
+        }
+    }
+    std::vector<std::string> includedOut;
+    for (size_t i = 1; i < outputs.size(); ++i) {
+        includedOut.push_back(outputs[i].path.string());
     }
     printDiagnostics(result->warnings);
     if (o.json) {
-        std::cout << dumpJson(rewrite::toJson(*result, out.string()), 2) << '\n';
+        std::cout << dumpJson(rewrite::toJson(*result, outputs[0].path.string(), includedOut), 2)
+                  << '\n';
     } else {
-        std::cout << humanSummary(*result, out.string());
+        std::cout << humanSummary(*result, outputs[0].path.string(), includedOut);
     }
     return kExitSuccess;
 }
@@ -167,14 +248,15 @@ static void addRewriteCommand(CLI::App& app, CommandContext& ctx) {
                    "accessors, launches through the runtime); the input is never modified");
     cmd->add_option("file", o->file, "The .cu file")->required();
     cmd->add_option("-o,--output", o->outDir,
-                    "The folder the rewritten file is written to (same file name)")
+                    "The folder the rewritten file is written to (same file name); the files it "
+                    "includes from its own folder tree go there too, at the same relative names")
         ->required();
     cmd->add_option("clang-args", o->clangArgs,
                     "Extra clang arguments, after `--` (e.g. -- -DN=1024 -Iinclude)");
     cmd->add_option("--kernel", o->kernel,
                     "Only this kernel (name, qualified name or instantiation); the others are "
                     "left as written and their launches become MEMPLACE_LAUNCH");
-    cmd->add_flag("--force", o->force, "Replace an existing output file");
+    cmd->add_flag("--force", o->force, "Replace existing output files");
     cmd->add_flag("--launches-only", o->launchesOnly,
                   "Only rewrite launches (MEMPLACE_LAUNCH) and extern __shared__ "
                   "(MEMPLACE_DYNAMIC_SHARED): the original program, runnable under the CPU "

@@ -45,6 +45,9 @@ SourceManager& Analysis::sourceManager() const {
 const LangOptions& Analysis::langOptions() const {
     return ast_->getLangOpts();
 }
+bool Analysis::isProgramFile(FileID file) const {
+    return detail::isProgramFilePath(ast_->getSourceManager(), file);
+}
 
 namespace {
 
@@ -91,7 +94,7 @@ private:
     bool lastKept_ = false;
 };
 
-/// Kernels defined in the main file: plain kernels and template instantiations; templates
+/// Kernels defined in the program's files: plain kernels and template instantiations; templates
 /// without instantiations are listed apart.
 class KernelFinder : public RecursiveASTVisitor<KernelFinder> {
 public:
@@ -99,7 +102,7 @@ public:
     bool shouldVisitTemplateInstantiations() const { return true; }
 
     bool TraverseDecl(Decl* d) {
-        if (d != nullptr && !isa<TranslationUnitDecl>(d) && !loc_.inMainFile(d->getLocation())) {
+        if (d != nullptr && !isa<TranslationUnitDecl>(d) && !loc_.inProgramFile(d->getLocation())) {
             return true;
         }
         return RecursiveASTVisitor::TraverseDecl(d);
@@ -653,6 +656,46 @@ void KernelReporter::report(ki::KernelInfo& k, KernelSource& ks) {
     ks.helpersWithArrays = raw_.helpersWithArrays;
 }
 
+/// A launched kernel with no definition among the program's files would silently stay as
+/// written (and a program whose kernels all live elsewhere would be "rewritten" into itself):
+/// one warning per such kernel, at its first launch.
+void warnUnanalysedLaunches(const detail::HostFacts& host,
+                            const std::vector<detail::RawKernel>& raws, const detail::Locator& loc,
+                            DiagnosticList& warnings) {
+    std::set<const FunctionDecl*> analysed;
+    for (const auto& r : raws) {
+        analysed.insert(r.fn->getCanonicalDecl());
+    }
+    std::set<const FunctionDecl*> warned;
+    for (const detail::RawLaunch& l : host.launches) {
+        if (l.kernel == nullptr || analysed.count(l.kernel->getCanonicalDecl()) != 0 ||
+            !warned.insert(l.kernel->getCanonicalDecl()).second) {
+            continue;
+        }
+        const FunctionDecl* def = l.kernel->getDefinition();
+        if (def == nullptr && l.kernel->getTemplateInstantiationPattern() != nullptr) {
+            def = l.kernel->getTemplateInstantiationPattern();
+        }
+        std::string where;
+        if (def == nullptr) {
+            where = "it is only declared in this translation unit";
+        } else {
+            SourceLocation at = loc.location(def->getLocation());
+            where = fmt::format("it is defined in {}, which is not one of the program's files (the "
+                                "main file and the files it includes from its folder tree)",
+                                at.file.empty() ? loc.mainName() : at.file);
+        }
+        SourceLocation at = l.site.location;
+        at.file = at.file.empty() ? loc.mainName() : at.file;
+        warnings.warning(
+            at,
+            fmt::format("launch of kernel '{}' with no kernel definition analysed: {}; "
+                        "the kernel is neither analysed nor rewritten",
+                        l.site.kernel, where),
+            loc.sourceLine(l.call->getBeginLoc()));
+    }
+}
+
 } // namespace
 
 class AnalysisBuilder {
@@ -678,13 +721,16 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
     flags.resourceDir = options.resourceDir.empty() ? defaultResourceDir() : options.resourceDir;
     flags.gpuArch = options.gpuArch;
     flags.extraArgs = options.extraArgs;
+    flags.hostOpenMpDir = findHostOpenMpIncludeDir();
     std::vector<std::string> args = compileFlags(flags);
 
     std::error_code ec;
     fs::path abs = fs::absolute(options.file, ec);
     CollectingConsumer consumer(options.file);
     tooling::FileContentMappings shim = {
-        {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())}};
+        {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())},
+        {std::string(kShimHostMinMaxPath), std::string(shimHostMinMaxContent())},
+        {std::string(kShimOmpPath), std::string(shimOmpContent())}};
     analysis->ast_ = tooling::buildASTFromCodeWithArgs(
         analysis->parsedSource_, args, abs.string(), MEMPLACE_CLANG_TOOL,
         std::make_shared<PCHContainerOperations>(), tooling::getClangStripDependencyFileAdjuster(),
@@ -694,6 +740,13 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
         f.diagnostics = consumer.diagnostics();
         if (!f.diagnostics.hasErrors()) {
             f.diagnostics.error({options.file, 0, 0}, "clang could not parse the file");
+        }
+        std::vector<std::string> messages;
+        for (const auto& d : f.diagnostics.all()) {
+            messages.push_back(d.message);
+        }
+        for (const std::string& w : parseWorkarounds(messages)) {
+            f.diagnostics.note({options.file, 0, 0}, w);
         }
         f.diagnostics.note({options.file, 0, 0},
                            fmt::format("analysed as CUDA for {} with the CUDA installation at "
@@ -793,6 +846,7 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::build(const AnalyzeOptions&
                 loc.sourceLine(t->getLocation()));
         }
     }
+    warnUnanalysedLaunches(host, raws, loc, analysis->warnings_);
     // One entry per allocation as written (a host template's instantiations repeat it), unless
     // the instantiations allocate different constant sizes.
     for (const auto& a : host.allocations) {

@@ -11,6 +11,42 @@ namespace memplace::frontend::detail {
 
 using namespace clang;
 
+namespace {
+
+/// `path` without `.`/`..` components, absolute; empty when it cannot be made so.
+std::filesystem::path normalPath(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    return ec ? std::filesystem::path() : p.lexically_normal();
+}
+
+bool isBelow(const std::filesystem::path& file, const std::filesystem::path& dir) {
+    auto rel = file.lexically_relative(dir);
+    return !rel.empty() && *rel.begin() != "..";
+}
+
+} // namespace
+
+bool isProgramFilePath(const SourceManager& sm, FileID file) {
+    if (file == sm.getMainFileID()) {
+        return true;
+    }
+    OptionalFileEntryRef entry = sm.getFileEntryRefForID(file);
+    OptionalFileEntryRef main = sm.getFileEntryRefForID(sm.getMainFileID());
+    if (!entry || !main ||
+        SrcMgr::isSystem(sm.getFileCharacteristic(sm.getLocForStartOfFile(file)))) {
+        return false;
+    }
+    std::filesystem::path path = normalPath(entry->getName().str());
+    std::filesystem::path dir = normalPath(main->getName().str()).parent_path();
+    if (path.empty() || dir.empty() || !isBelow(path, dir)) {
+        return false;
+    }
+    // memplace's own headers (a rewritten file includes memplace/memplace.cuh).
+    std::error_code ec;
+    return !std::filesystem::exists(path.parent_path() / "memplace.cuh", ec);
+}
+
 SourceLocation Locator::location(clang::SourceLocation loc) const {
     SourceLocation out;
     if (loc.isInvalid()) {
@@ -41,13 +77,31 @@ std::string Locator::text(SourceRange range) const {
     return invalid ? std::string() : t.str();
 }
 
-bool Locator::inMainFile(CharSourceRange r) const {
-    return r.isValid() && sm_.isWrittenInMainFile(r.getBegin()) &&
-           sm_.isWrittenInMainFile(r.getEnd());
+bool Locator::isProgramFile(FileID file) const {
+    if (file.isInvalid()) {
+        return false;
+    }
+    if (file == sm_.getMainFileID()) {
+        return true;
+    }
+    if (auto it = programFiles_.find(file); it != programFiles_.end()) {
+        return it->second;
+    }
+    bool program = isProgramFilePath(sm_, file);
+    programFiles_.emplace(file, program);
+    return program;
 }
 
-bool Locator::inMainFile(clang::SourceLocation loc) const {
-    return loc.isValid() && sm_.isWrittenInMainFile(sm_.getFileLoc(loc));
+bool Locator::inProgramFile(CharSourceRange r) const {
+    if (r.isInvalid() || r.getBegin().isMacroID() || r.getEnd().isMacroID()) {
+        return false;
+    }
+    FileID f = sm_.getFileID(r.getBegin());
+    return f == sm_.getFileID(r.getEnd()) && isProgramFile(f);
+}
+
+bool Locator::inProgramFile(clang::SourceLocation loc) const {
+    return loc.isValid() && isProgramFile(sm_.getFileID(sm_.getFileLoc(loc)));
 }
 
 bool Locator::inSystemHeader(clang::SourceLocation loc) const {

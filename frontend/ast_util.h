@@ -33,8 +33,15 @@ public:
     std::string text(const clang::Expr* e) const { return e ? text(e->getSourceRange()) : ""; }
     /// The file char range of a token range, invalid when there is none (macro bodies).
     clang::CharSourceRange fileRange(clang::SourceRange range) const;
-    bool inMainFile(clang::CharSourceRange r) const;
-    bool inMainFile(clang::SourceLocation loc) const;
+    /// Whether `file` is one of the program's own files (docs/usage.md, "Kernels in included
+    /// files"): the main file, or a file it includes (directly or not) that lies in the main
+    /// file's folder tree, is not a system header (-isystem, the CUDA installation) and is not
+    /// one of memplace's own headers (the folder holding memplace.cuh). Their kernels are
+    /// analysed and rewritten; other files are libraries, left alone.
+    bool isProgramFile(clang::FileID file) const;
+    /// Both ends written in one program file.
+    bool inProgramFile(clang::CharSourceRange r) const;
+    bool inProgramFile(clang::SourceLocation loc) const;
     bool inSystemHeader(clang::SourceLocation loc) const;
     /// The 1-based source line `line` of the file of `loc` (for diagnostics).
     std::string sourceLine(clang::SourceLocation loc) const;
@@ -43,7 +50,11 @@ private:
     const clang::SourceManager& sm_;
     const clang::LangOptions& lo_;
     std::string mainName_;
+    mutable std::map<clang::FileID, bool> programFiles_; ///< isProgramFile's answers
 };
+
+/// Locator::isProgramFile without the cache.
+bool isProgramFilePath(const clang::SourceManager& sm, clang::FileID file);
 
 /// `path` relative to the working directory when it lies below it; as given otherwise.
 std::string displayPath(const std::string& path);

@@ -31,7 +31,9 @@
 // reached in several contexts merges them (KernelInfo's Site: contexts, otherArrays).
 //
 // The analysed text is the file with spaced launch chevrons normalised (source_prep.h): every
-// byte offset equals the file's on disk; the file itself is never written.
+// byte offset equals the file's on disk; the file itself is never written. Kernels and launches
+// are those of the program's own files: the main file and the files it includes from its folder
+// tree (Analysis::isProgramFile); an included file is analysed as written on disk.
 #pragma once
 
 #include "common/expected.h"
@@ -83,7 +85,8 @@ struct SiteSource {
     /// subscript's index; for fetches the coordinate arguments. Empty for `*a` and `atomicAdd(a,
     /// v)` (index 0).
     std::vector<clang::CharSourceRange> indices;
-    /// Every range above is valid and lies in the main file, so the index can be wrapped.
+    /// Every range above is valid and lies in one program file (Analysis::isProgramFile), so
+    /// the index can be wrapped.
     bool rewritable = false;
 };
 
@@ -138,6 +141,10 @@ public:
     const clang::LangOptions& langOptions() const;
     /// The text clang parsed for the main file (chevrons normalised, same length as on disk).
     const std::string& parsedSource() const { return parsedSource_; }
+    /// Whether `file` is one of the program's own files: the main file or an included file of
+    /// its folder tree that is not a system or memplace header (docs/usage.md). Kernels,
+    /// sites and launches are analysed there; ranges above may lie in any of them.
+    bool isProgramFile(clang::FileID file) const;
 
 private:
     friend class AnalysisBuilder;

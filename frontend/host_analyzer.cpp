@@ -29,8 +29,8 @@ public:
         if (d == nullptr) {
             return true;
         }
-        if (!isa<TranslationUnitDecl>(d) && !loc_.inMainFile(d->getLocation())) {
-            return true; // headers: no launches of this file's kernels, and much to skip
+        if (!isa<TranslationUnitDecl>(d) && !loc_.inProgramFile(d->getLocation())) {
+            return true; // library headers: no launches of the program's kernels, much to skip
         }
         if (const auto* fd = dyn_cast<FunctionDecl>(d)) {
             if (!fd->doesThisDeclarationHaveABody()) {

@@ -1531,10 +1531,10 @@ RawSite& KernelWalker::recordSite(const Expr* accessExpr, int array, AccessMode 
     src.expr = accessExpr;
     src.access = loc_.fileRange(accessExpr->getSourceRange());
     src.base = base != nullptr ? loc_.fileRange(base->getSourceRange()) : CharSourceRange();
-    bool ok = src.access.isValid() && loc_.inMainFile(src.access);
+    bool ok = src.access.isValid() && loc_.inProgramFile(src.access);
     for (const Expr* i : indices) {
         CharSourceRange r = loc_.fileRange(i->getSourceRange());
-        ok = ok && r.isValid() && loc_.inMainFile(r);
+        ok = ok && r.isValid() && loc_.inProgramFile(r);
         src.indices.push_back(r);
     }
     src.rewritable = ok;

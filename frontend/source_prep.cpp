@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -169,6 +170,62 @@ std::string_view shimTextureFetchContent() {
            "// from it.\n";
 }
 
+std::string_view shimHostMinMaxContent() {
+    return R"(// memplace analysis shim: the host overloads of max/min that nvcc's host headers declare
+// (crt/math_functions.hpp, __host__ __device__) and clang-19's CUDA headers declare for device
+// code only. Attributes, not __host__: this is included before the CUDA headers.
+#pragma once
+#define MEMPLACE_SHIM_MINMAX(R, A, B)                                                              static inline __attribute__((host)) R min(A a, B b) {                                          return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b);     }                                                                                          static inline __attribute__((host)) R max(A a, B b) {                                          return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b);     }
+MEMPLACE_SHIM_MINMAX(int, int, int)
+MEMPLACE_SHIM_MINMAX(unsigned int, unsigned int, unsigned int)
+MEMPLACE_SHIM_MINMAX(unsigned int, int, unsigned int)
+MEMPLACE_SHIM_MINMAX(unsigned int, unsigned int, int)
+MEMPLACE_SHIM_MINMAX(long int, long int, long int)
+MEMPLACE_SHIM_MINMAX(unsigned long int, unsigned long int, unsigned long int)
+MEMPLACE_SHIM_MINMAX(unsigned long int, long int, unsigned long int)
+MEMPLACE_SHIM_MINMAX(unsigned long int, unsigned long int, long int)
+MEMPLACE_SHIM_MINMAX(long long int, long long int, long long int)
+MEMPLACE_SHIM_MINMAX(unsigned long long int, unsigned long long int, unsigned long long int)
+MEMPLACE_SHIM_MINMAX(unsigned long long int, long long int, unsigned long long int)
+MEMPLACE_SHIM_MINMAX(unsigned long long int, unsigned long long int, long long int)
+MEMPLACE_SHIM_MINMAX(float, float, float)
+MEMPLACE_SHIM_MINMAX(double, double, double)
+MEMPLACE_SHIM_MINMAX(double, float, double)
+MEMPLACE_SHIM_MINMAX(double, double, float)
+#undef MEMPLACE_SHIM_MINMAX
+)";
+}
+
+std::string_view shimOmpContent() {
+    return "// memplace analysis shim: gcc's omp.h, without the `__malloc__ (deallocator)`\n"
+           "// attribute arguments that clang-19 rejects (the attribute itself stays).\n"
+           "#pragma push_macro(\"__malloc__\")\n"
+           "#define __malloc__(...)\n"
+           "#include_next <omp.h>\n"
+           "#pragma pop_macro(\"__malloc__\")\n";
+}
+
+std::string findHostOpenMpIncludeDir(const std::string& root) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string best;
+    int bestVersion = -1;
+    // <root>/<target>/<version>/include/omp.h
+    for (const auto& target : fs::directory_iterator(root, ec)) {
+        std::error_code ec2;
+        for (const auto& version : fs::directory_iterator(target.path(), ec2)) {
+            const std::string name = version.path().filename().string();
+            int v = std::atoi(name.c_str());
+            std::error_code ec3;
+            if (v > bestVersion && fs::exists(version.path() / "include" / "omp.h", ec3)) {
+                bestVersion = v;
+                best = (version.path() / "include").string();
+            }
+        }
+    }
+    return best;
+}
+
 Expected<std::string> findCudaInstallation(const std::vector<std::string>& extraArgs) {
     namespace fs = std::filesystem;
     auto valid = [](const fs::path& dir) {
@@ -229,6 +286,60 @@ Expected<std::string> findCudaInstallation(const std::vector<std::string>& extra
                             where.empty() ? "nothing" : where));
 }
 
+namespace {
+
+/// The first 'quoted' name after `prefix` in `m`, or "".
+std::string quotedAfter(std::string_view m, std::string_view prefix) {
+    size_t p = m.find(prefix);
+    if (p == std::string_view::npos) {
+        return {};
+    }
+    size_t b = m.find('\'', p + prefix.size());
+    size_t e = b == std::string_view::npos ? b : m.find('\'', b + 1);
+    return e == std::string_view::npos ? std::string() : std::string(m.substr(b + 1, e - b - 1));
+}
+
+} // namespace
+
+std::vector<std::string> parseWorkarounds(const std::vector<std::string>& messages) {
+    std::vector<std::string> out;
+    auto add = [&](std::string note) {
+        if (std::find(out.begin(), out.end(), note) == out.end()) {
+            out.push_back(std::move(note));
+        }
+    };
+    std::string lastCall; // the function of the last "no matching function for call to"
+    for (const std::string& m : messages) {
+        if (m.ends_with("file not found")) {
+            add(fmt::format("'{}' is not on clang's include path (nvcc's host compiler may find it "
+                            "where clang does not look): pass its folder after `--`, e.g. `-- "
+                            "-I<dir>`, or `-- -idirafter <dir>` for a system compiler's own header",
+                            quotedAfter(m, "")));
+        } else if (m.starts_with("no matching function for call to")) {
+            lastCall = quotedAfter(m, "call to");
+        } else if ((m.find("call to __device__ function from __host__ function") !=
+                        std::string::npos ||
+                    m.find("__device__ function") != std::string::npos) &&
+                   m.find("__host__ function") != std::string::npos) {
+            std::string fn = !lastCall.empty() ? lastCall : quotedAfter(m, "function");
+            add(fmt::format("host code calls '{}', which is declared for device code only here "
+                            "(clang's CUDA headers declare some math functions for device code "
+                            "only where nvcc's host headers also declare host versions; memplace "
+                            "supplies max and min): if nvcc accepts the call, declare a host "
+                            "overload of '{}' in a header and pass it after `--` (`-- -include "
+                            "<header>`)",
+                            fn, fn));
+        } else if (m.starts_with("use of undeclared identifier") ||
+                   m.starts_with("unknown type name")) {
+            add(fmt::format("'{}' may come from a macro or header that the program's build gives "
+                            "nvcc (its Makefile's -D, -I, -include): pass the same flags after "
+                            "`--`",
+                            quotedAfter(m, "")));
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> compileFlags(const CompileFlagsInput& in) {
     bool userArch = false;
     bool userPath = false;
@@ -251,7 +362,11 @@ std::vector<std::string> compileFlags(const CompileFlagsInput& in) {
     if (!in.cudaPath.empty() && std::filesystem::is_directory(cccl, ec)) {
         args.insert(args.end(), {"-isystem", cccl});
     }
-    args.insert(args.end(), {"-Xclang", "-target-sdk-version=12.4", "-w"});
+    args.insert(args.end(), {"-Xclang", "-target-sdk-version=12.4", "-w", "-include",
+                             std::string(kShimHostMinMaxPath)});
+    if (!in.hostOpenMpDir.empty()) {
+        args.insert(args.end(), {"-idirafter", in.hostOpenMpDir});
+    }
     if (!in.resourceDir.empty()) {
         args.push_back("-resource-dir=" + in.resourceDir);
     }

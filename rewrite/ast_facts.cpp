@@ -349,18 +349,18 @@ namespace {
 
 class FactsVisitor : public RecursiveASTVisitor<FactsVisitor> {
 public:
-    FactsVisitor(ASTContext& ctx, Facts& facts)
-        : ctx_(ctx), sm_(ctx.getSourceManager()), f_(facts) {}
+    FactsVisitor(ASTContext& ctx, Facts& facts, const std::function<bool(FileID)>& isProgramFile)
+        : ctx_(ctx), sm_(ctx.getSourceManager()), f_(facts), isProgramFile_(isProgramFile) {}
 
     bool shouldVisitTemplateInstantiations() const { return true; }
 
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr* call) {
         SourceLocation b = sm_.getFileLoc(call->getBeginLoc());
         calleeNodes_.insert(call->getCallee()->IgnoreParenImpCasts());
-        if (!sm_.isWrittenInMainFile(b)) {
+        if (!isProgramFile_(sm_.getFileID(b))) {
             return true;
         }
-        unsigned off = sm_.getFileOffset(b);
+        unsigned off = b.getRawEncoding();
         LaunchFact& lf = f_.launches[off];
         lf.offset = off;
         lf.calls.push_back(call);
@@ -420,7 +420,7 @@ public:
         if (vd->hasAttr<CUDASharedAttr>() && vd->hasExternalStorage() &&
             vd->getType()->isIncompleteArrayType()) {
             SourceLocation l = sm_.getFileLoc(vd->getLocation());
-            if (sm_.isWrittenInMainFile(l) && seenShared_.insert(sm_.getFileOffset(l)).second) {
+            if (isProgramFile_(sm_.getFileID(l)) && seenShared_.insert(l.getRawEncoding()).second) {
                 f_.externShared.push_back(vd);
             }
         }
@@ -452,6 +452,7 @@ private:
     ASTContext& ctx_;
     const SourceManager& sm_;
     Facts& f_;
+    const std::function<bool(FileID)>& isProgramFile_;
     std::set<const Expr*> calleeNodes_;
     std::vector<const DeclRefExpr*> kernelDres_;
     std::vector<std::pair<const UnresolvedLookupExpr*, const FunctionDecl*>> kernelUles_;
@@ -567,9 +568,9 @@ private:
 
 } // namespace
 
-Facts collectFacts(ASTContext& ctx) {
+Facts collectFacts(ASTContext& ctx, const std::function<bool(FileID)>& isProgramFile) {
     Facts f;
-    FactsVisitor v(ctx, f);
+    FactsVisitor v(ctx, f, isProgramFile);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
     v.finish();
     return f;

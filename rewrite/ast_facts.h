@@ -11,6 +11,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,10 +71,10 @@ bool deducesType(clang::ASTContext& ctx, const clang::Expr* site);
 /// location of the binding, or an invalid location.
 clang::SourceLocation bindsNonConstRef(clang::ASTContext& ctx, const clang::Expr* site);
 
-/// A `k<<<...>>>(...)` written in the main file, with every AST node that spells it (a launch in
-/// a host template appears in the pattern and once per instantiation).
+/// A `k<<<...>>>(...)` written in one of the program's files, with every AST node that spells it (a
+/// launch in a host template appears in the pattern and once per instantiation).
 struct LaunchFact {
-    unsigned offset = 0; ///< of its first character in the main file
+    unsigned offset = 0; ///< its first character's raw source location (include order)
     std::vector<const clang::CUDAKernelCallExpr*> calls;
     /// The instantiated (non-dependent) calls, each with its launched kernel.
     std::vector<std::pair<const clang::CUDAKernelCallExpr*, const clang::FunctionDecl*>> resolved;
@@ -82,19 +83,21 @@ struct LaunchFact {
 };
 
 struct Facts {
-    std::map<unsigned, LaunchFact> launches; ///< by offset in the main file
+    std::map<unsigned, LaunchFact> launches; ///< by LaunchFact::offset
     /// Every reference to a pointer parameter inside a function that is not a template pattern.
     std::vector<std::pair<const clang::DeclRefExpr*, ParamKey>> paramUses;
     /// Every call with a callee that has a body, in code that is not a template pattern.
     std::vector<const clang::CallExpr*> calls;
     /// References to a kernel other than as a launch's callee: (kernel pattern, where).
     std::vector<std::pair<const clang::FunctionDecl*, clang::SourceLocation>> kernelRefs;
-    /// `extern __shared__ T name[]` declarations in the main file, one per declaration.
+    /// `extern __shared__ T name[]` declarations in the program's files, one per declaration.
     std::vector<const clang::VarDecl*> externShared;
     /// Bytes of `__constant__` data the translation unit defines itself.
     uint64_t ownConstantBytes = 0;
 };
-Facts collectFacts(clang::ASTContext& ctx);
+/// `isProgramFile`: the files whose launches and declarations the rewriter may edit
+/// (frontend::Analysis::isProgramFile).
+Facts collectFacts(clang::ASTContext& ctx, const std::function<bool(clang::FileID)>& isProgramFile);
 
 /// What a kernel's body (and the functions it calls) does that matters for shared staging of
 /// written arrays.

@@ -412,7 +412,7 @@ bool Slicer::rangeOf(const Decl* d, Unit& u) {
     u.file = sm_.getFileID(b);
     u.begin = sm_.getFileOffset(b);
     u.end = sm_.getFileOffset(e);
-    if (sm_.isWrittenInMainFile(b) && d->getAsFunction() != nullptr &&
+    if (u.file == in_.kernelFile && d->getAsFunction() != nullptr &&
         d->getAsFunction()->getCanonicalDecl() == in_.kernel->getCanonicalDecl()) {
         u.begin = std::min(u.begin, in_.kernelBegin); // the accessor template the rewriter added
     }
@@ -636,7 +636,8 @@ JitSlice Slicer::run() {
     // `using namespace N;` at file scope of the main file, for every namespace the slice reopens.
     for (const Decl* d : ctx_.getTranslationUnitDecl()->decls()) {
         if (const auto* ud = dyn_cast<UsingDirectiveDecl>(d);
-            ud != nullptr && sm_.isWrittenInMainFile(sm_.getExpansionLoc(ud->getLocation())) &&
+            ud != nullptr &&
+            in_.isProgramFile(sm_.getFileID(sm_.getExpansionLoc(ud->getLocation()))) &&
             ud->getNominatedNamespace() != nullptr &&
             userNamespaces_.count(ud->getNominatedNamespace()->getCanonicalDecl()) != 0) {
             Unit u;
@@ -648,8 +649,10 @@ JitSlice Slicer::run() {
     // Source order (include order across files); one copy of overlapping ranges.
     std::sort(units_.begin(), units_.end(), [&](const Unit& a, const Unit& b) {
         if (a.file != b.file) {
-            return sm_.isBeforeInTranslationUnit(sm_.getLocForStartOfFile(a.file),
-                                                 sm_.getLocForStartOfFile(b.file));
+            // Where each is written in include order (a file's start is before the files it
+            // includes, its declarations after them need not be).
+            return sm_.isBeforeInTranslationUnit(sm_.getComposedLoc(a.file, a.begin),
+                                                 sm_.getComposedLoc(b.file, b.begin));
         }
         return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
     });
@@ -678,9 +681,9 @@ JitSlice Slicer::run() {
     };
     for (const Unit& u : merged) {
         std::string text;
-        if (u.file == sm_.getMainFileID()) {
+        if (in_.isProgramFile(u.file)) {
             std::string why;
-            if (!in_.mainText(u.begin, u.end, &text, &why)) {
+            if (!in_.programText(u.file, u.begin, u.end, &text, &why)) {
                 out.why = "its text cannot be cut out of the rewritten file: " + why;
                 return out;
             }

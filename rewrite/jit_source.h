@@ -7,6 +7,8 @@
 // headers. What cannot be sliced makes the kernel not JIT-able, with the reason.
 #pragma once
 
+#include <clang/Basic/SourceLocation.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,10 +23,16 @@ namespace memplace::rewrite::detail {
 struct JitSliceInput {
     clang::ASTUnit* ast = nullptr;
     const clang::FunctionDecl* kernel = nullptr; ///< the kernel as written (not a template)
-    unsigned kernelBegin = 0; ///< main-file offset where its rewritten text starts
-    /// The rewritten text of [begin, end) of the main file; false and `why` when the edits do
+    clang::FileID kernelFile;                    ///< the program file the kernel is written in
+    unsigned kernelBegin = 0; ///< offset in kernelFile where its rewritten text starts
+    /// Whether `file` is one of the program's files (the rewriter edits them: their text comes
+    /// from programText, other files' from disk).
+    std::function<bool(clang::FileID file)> isProgramFile;
+    /// The rewritten text of [begin, end) of a program file; false and `why` when the edits do
     /// not allow cutting there.
-    std::function<bool(unsigned begin, unsigned end, std::string* text, std::string* why)> mainText;
+    std::function<bool(clang::FileID file, unsigned begin, unsigned end, std::string* text,
+                       std::string* why)>
+        programText;
     /// Folders whose headers NVRTC provides by itself (the CUDA installation's include folder,
     /// clang's resource folder, the frontend's shim): their declarations are not copied.
     std::vector<std::string> providedDirs;

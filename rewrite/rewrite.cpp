@@ -3,6 +3,7 @@
 // halfway; whatever a check refuses stays as written, with a warning.
 #include "rewrite/rewrite.h"
 
+#include "frontend/ast_util.h"
 #include "frontend/frontend.h"
 #include "frontend/source_prep.h"
 #include "kernelinfo/feasibility.h"
@@ -21,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -38,17 +40,77 @@ namespace {
 
 // ---- source positions ----------------------------------------------------------------------
 
+/// The program's files as one buffer, so that one EditList and one set of offsets serve them
+/// all: the main file as clang parsed it (chevrons normalised) at offset 0, then each included
+/// program file (frontend::Analysis::isProgramFile) in include order, as on disk, each
+/// followed by a '\n' that belongs to no file (line scans stop at a file's start). A file
+/// included twice is one span.
 class Source {
 public:
+    struct File {
+        std::string name; ///< as reported: the main file as given, others relative to the cwd
+        std::string path; ///< as clang resolved it (absolute for included files)
+        unsigned base = 0;
+        unsigned size = 0;
+    };
+
     Source(const frontend::Analysis& a)
-        : sm_(a.sourceManager()), lo_(a.langOptions()), text_(a.parsedSource()),
-          file_(a.info().file) {}
+        : a_(a), sm_(a.sourceManager()), lo_(a.langOptions()), text_(a.parsedSource()),
+          file_(a.info().file) {
+        text_ += '\n';
+        File main;
+        main.name = file_;
+        main.size = static_cast<unsigned>(a.parsedSource().size());
+        if (OptionalFileEntryRef e = sm_.getFileEntryRefForID(sm_.getMainFileID())) {
+            main.path = e->getName().str();
+            spanByPath_[main.path] = 0;
+        }
+        files_.push_back(main);
+        spanByFileID_[sm_.getMainFileID()] = 0;
+        // Every program file now, in include order: the buffer does not grow later.
+        for (unsigned i = 1; i < sm_.local_sloc_entry_size(); ++i) {
+            const SrcMgr::SLocEntry& e = sm_.getLocalSLocEntry(i);
+            if (e.isFile()) {
+                spanOf(sm_.getFileID(SourceLocation::getFromRawEncoding(e.getOffset())));
+            }
+        }
+    }
 
     const SourceManager& sm() const { return sm_; }
     const LangOptions& lo() const { return lo_; }
     const std::string& text() const { return text_; }
+    /// The main file first, then the included program files in include order.
+    const std::vector<File>& files() const { return files_; }
+    /// The span of a program file (adding it), or nullopt for other files.
+    std::optional<unsigned> spanOf(FileID fid) const {
+        if (auto it = spanByFileID_.find(fid); it != spanByFileID_.end()) {
+            return it->second;
+        }
+        std::optional<unsigned> span;
+        OptionalFileEntryRef e = sm_.getFileEntryRefForID(fid);
+        if (e && a_.isProgramFile(fid)) {
+            std::string path = e->getName().str();
+            if (auto it = spanByPath_.find(path); it != spanByPath_.end()) {
+                span = it->second;
+            } else {
+                File f;
+                f.path = path;
+                f.name = frontend::detail::displayPath(path);
+                f.base = static_cast<unsigned>(text_.size());
+                std::string_view buf = sm_.getBufferData(fid);
+                f.size = static_cast<unsigned>(buf.size());
+                text_.append(buf);
+                text_ += '\n';
+                span = static_cast<unsigned>(files_.size());
+                spanByPath_[path] = *span;
+                files_.push_back(std::move(f));
+            }
+        }
+        spanByFileID_[fid] = span;
+        return span;
+    }
 
-    /// The file char range of a token range in the main file, or nullopt.
+    /// The file char range of a token range in a program file, or nullopt.
     std::optional<std::pair<unsigned, unsigned>> range(SourceRange r) const {
         if (r.isInvalid()) {
             return std::nullopt;
@@ -56,23 +118,30 @@ public:
         return range(Lexer::makeFileCharRange(CharSourceRange::getTokenRange(r), sm_, lo_));
     }
     std::optional<std::pair<unsigned, unsigned>> range(CharSourceRange r) const {
-        if (r.isInvalid() || !sm_.isWrittenInMainFile(r.getBegin()) ||
-            !sm_.isWrittenInMainFile(r.getEnd()) || r.getBegin().isMacroID() ||
-            r.getEnd().isMacroID()) {
+        if (r.isInvalid() || r.getBegin().isMacroID() || r.getEnd().isMacroID()) {
             return std::nullopt;
         }
-        unsigned b = sm_.getFileOffset(r.getBegin());
-        unsigned e = sm_.getFileOffset(r.getEnd());
-        if (e < b || e > text_.size()) {
+        auto b = offset(r.getBegin());
+        auto e = offset(r.getEnd());
+        if (!b || !e || sm_.getFileID(r.getBegin()) != sm_.getFileID(r.getEnd()) || *e < *b) {
             return std::nullopt;
         }
-        return std::make_pair(b, e);
+        return std::make_pair(*b, *e);
     }
     std::optional<unsigned> offset(SourceLocation l) const {
-        if (l.isInvalid() || l.isMacroID() || !sm_.isWrittenInMainFile(l)) {
+        if (l.isInvalid() || l.isMacroID()) {
             return std::nullopt;
         }
-        return sm_.getFileOffset(l);
+        auto span = spanOf(sm_.getFileID(l));
+        if (!span) {
+            return std::nullopt;
+        }
+        const File& f = files_[*span];
+        unsigned off = sm_.getFileOffset(l);
+        if (off > f.size) {
+            return std::nullopt;
+        }
+        return f.base + off;
     }
     std::string slice(unsigned b, unsigned e) const { return text_.substr(b, e - b); }
     std::string slice(std::pair<unsigned, unsigned> r) const { return slice(r.first, r.second); }
@@ -90,7 +159,7 @@ public:
             out.line = p.getLine();
             out.column = p.getColumn();
             if (!sm_.isWrittenInMainFile(f)) {
-                out.file = p.getFilename();
+                out.file = frontend::detail::displayPath(p.getFilename());
             }
         }
         return out;
@@ -100,7 +169,12 @@ public:
         return fmt::format("{}:{}", w.line, w.column);
     }
     std::string sourceLine(const memplace::SourceLocation& w) const {
-        return w.file == file_ ? std::string(lineOf(text_, w.line)) : std::string();
+        for (const File& f : files_) {
+            if (f.name == w.file) {
+                return std::string(lineOf(std::string_view(text_).substr(f.base, f.size), w.line));
+            }
+        }
+        return {};
     }
     /// The whitespace that starts the line of `off`.
     std::string indentOf(unsigned off) const {
@@ -126,10 +200,14 @@ public:
     }
 
 private:
+    const frontend::Analysis& a_;
     const SourceManager& sm_;
     const LangOptions& lo_;
-    const std::string& text_;
+    mutable std::string text_; ///< complete after the constructor
     std::string file_;
+    mutable std::vector<File> files_;
+    mutable std::map<FileID, std::optional<unsigned>> spanByFileID_;
+    mutable std::map<std::string, unsigned> spanByPath_;
 };
 
 bool matches(const std::string& text, const char* pattern) {
@@ -337,6 +415,7 @@ private:
     void emitDescriptors(EditList& edits);
     std::string preamble() const;
     std::string descriptor(const Group& g, const std::string& indent) const;
+    std::string splitOutputs(const EditList& edits);
 
     bool active(const ParamKey& k) const;
     Group* groupOf(const FunctionDecl* fn);
@@ -1634,10 +1713,13 @@ void Rewriter::planJit(Group& g, const EditList& edits) {
     detail::JitSliceInput in;
     in.ast = &a_.ast();
     in.kernel = g.pattern;
-    in.kernelBegin = src_.range(ks.declaration)->first;
-    in.mainText = [&](unsigned b, unsigned e, std::string* text, std::string* why) {
+    in.kernelFile = src_.sm().getFileID(ks.declaration.getBegin());
+    in.kernelBegin = src_.sm().getFileOffset(ks.declaration.getBegin());
+    in.isProgramFile = [&](FileID f) { return src_.spanOf(f).has_value(); };
+    in.programText = [&](FileID f, unsigned b, unsigned e, std::string* text, std::string* why) {
+        const unsigned base = src_.files()[*src_.spanOf(f)].base;
         std::string error;
-        *text = edits.applyRange(src_.text(), b, e, &error);
+        *text = edits.applyRange(src_.text(), base + b, base + e, &error);
         if (!error.empty()) {
             *why = error;
             return false;
@@ -2115,6 +2197,47 @@ unsigned firstCodeLine(const Source& src) {
     return ls == std::string::npos ? 0 : static_cast<unsigned>(ls + 1);
 }
 
+/// The edited buffer cut back into its files: the main file's output, and one IncludedOutput per
+/// included program file. Returns the EditList's error, if any.
+std::string Rewriter::splitOutputs(const EditList& edits) {
+    namespace fs = std::filesystem;
+    std::string error;
+    auto output = [&](const Source::File& f) {
+        // The file's '\n' separator is in the range, so that insertions at its end are kept.
+        std::string out = edits.applyRange(src_.text(), f.base, f.base + f.size + 1, &error);
+        if (!out.empty()) {
+            out.pop_back();
+        }
+        return out;
+    };
+    const std::vector<Source::File>& files = src_.files();
+    result_.output = output(files[0]);
+    std::error_code ec;
+    fs::path mainDir = fs::weakly_canonical(files[0].path, ec).parent_path();
+    for (size_t i = 1; i < files.size() && error.empty(); ++i) {
+        const Source::File& f = files[i];
+        IncludedOutput io;
+        io.file = f.name;
+        io.path = f.path;
+        io.relative = fs::weakly_canonical(f.path, ec).lexically_relative(mainDir).string();
+        io.output = output(f);
+        io.rewritten = io.output != src_.slice(f.base, f.base + f.size);
+        for (const KernelReport& k : result_.kernels) {
+            if (k.rewritten && k.location.file == f.name) {
+                io.kernels.push_back(k.name);
+            }
+        }
+        for (const LaunchPlan& lp : launches_) {
+            if (lp.kind != LaunchPlan::Kind::Untouched && lp.begin >= f.base &&
+                lp.begin < f.base + f.size) {
+                ++io.launches;
+            }
+        }
+        result_.included.push_back(std::move(io));
+    }
+    return error;
+}
+
 Expected<RewriteResult> Rewriter::run() {
     result_.file = a_.info().file;
     result_.launchesOnly = opt_.launchesOnly;
@@ -2130,7 +2253,7 @@ Expected<RewriteResult> Rewriter::run() {
                     fmt::format("no kernel named '{}' (kernels: {})", opt_.kernel,
                                 names.empty() ? "none" : names));
     }
-    facts_ = detail::collectFacts(ctx_);
+    facts_ = detail::collectFacts(ctx_, [&](FileID f) { return a_.isProgramFile(f); });
     result_.ownConstantBytes = facts_.ownConstantBytes;
     buildGroups();
     collectSites();
@@ -2280,9 +2403,7 @@ Expected<RewriteResult> Rewriter::run() {
         result_.kernels.push_back(std::move(kr));
     }
 
-    std::string error;
-    result_.output = edits.apply(src_.text(), &error);
-    if (!error.empty()) {
+    if (auto error = splitOutputs(edits); !error.empty()) {
         return fail({a_.info().file, 0, 0},
                     "internal error while applying the rewriter's edits: " + error);
     }

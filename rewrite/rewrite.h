@@ -82,9 +82,24 @@ struct KernelReport {
     std::string jitReason;
 };
 
+/// Another file of the program that the main file includes (docs/usage.md, "Kernels in included
+/// files"): its copy goes into the output folder at `relative`, rewritten or as it is, so that
+/// the rewritten files include each other's copies through the same relative names.
+struct IncludedOutput {
+    std::string file;       ///< the original, as reported (relative to the working directory)
+    std::string path;       ///< the original as clang opened it (to never write it)
+    std::string relative;   ///< its path relative to the main file's folder
+    std::string output;     ///< its text, rewritten where it holds rewritten constructs
+    bool rewritten = false; ///< the output differs from the original
+    std::vector<std::string> kernels; ///< the rewritten kernels defined in it
+    int launches = 0;                 ///< launches rewritten in it (runtime or macro)
+};
+
 struct RewriteResult {
     std::string file;   ///< the input, as given
     std::string output; ///< the rewritten source
+    /// The program's included files, in include order (empty when the main file includes none).
+    std::vector<IncludedOutput> included;
     bool launchesOnly = false;
     std::vector<KernelReport> kernels;
     std::vector<std::string> helpers; ///< __device__ functions templated on accessors
@@ -102,7 +117,9 @@ struct RewriteResult {
 Expected<RewriteResult> rewriteFile(const RewriteOptions& options);
 
 /// The result without the output text: kernels, arrays, places, compiled placements, counts,
-/// warnings. `outputPath` is recorded as "output" when not empty.
-nlohmann::json toJson(const RewriteResult& result, const std::string& outputPath = {});
+/// warnings; the included files. `outputPath` is recorded as "output" when not empty, and
+/// `includedPaths` (parallel to result.included) as each included file's "output".
+nlohmann::json toJson(const RewriteResult& result, const std::string& outputPath = {},
+                      const std::vector<std::string>& includedPaths = {});
 
 } // namespace memplace::rewrite

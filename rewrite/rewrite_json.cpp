@@ -27,11 +27,28 @@ nlohmann::json diagnosticJson(const Diagnostic& d) {
 
 } // namespace
 
-nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath) {
+nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath,
+                      const std::vector<std::string>& includedPaths) {
     nlohmann::json j;
     j["file"] = r.file;
     if (!outputPath.empty()) {
         j["output"] = outputPath;
+    }
+    if (!r.included.empty()) {
+        nlohmann::json included = nlohmann::json::array();
+        for (size_t i = 0; i < r.included.size(); ++i) {
+            const IncludedOutput& f = r.included[i];
+            nlohmann::json fj = {{"file", f.file},
+                                 {"relative", f.relative},
+                                 {"rewritten", f.rewritten},
+                                 {"kernels", f.kernels},
+                                 {"launches", f.launches}};
+            if (i < includedPaths.size()) {
+                fj["output"] = includedPaths[i];
+            }
+            included.push_back(std::move(fj));
+        }
+        j["included"] = std::move(included);
     }
     j["mode"] = r.launchesOnly ? "launches-only" : "full";
     nlohmann::json kernels = nlohmann::json::array();
@@ -39,6 +56,9 @@ nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath) {
         nlohmann::json kj;
         kj["name"] = k.name;
         kj["instantiations"] = k.instantiations;
+        if (!k.location.file.empty() && k.location.file != r.file) {
+            kj["file"] = k.location.file; // defined in an included file
+        }
         kj["line"] = k.location.line;
         kj["column"] = k.location.column;
         kj["rewritten"] = k.rewritten;

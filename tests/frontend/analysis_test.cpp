@@ -622,6 +622,65 @@ __global__ void k(float* a) {
         << msg;
 }
 
+// What nvcc parses, clang parses too (issue 29 item 3): host code calling max/min on floats
+// (nvcc's host headers declare those overloads, clang's CUDA headers only for device code), with
+// std::max and `using namespace std` beside them; and a file including <omp.h> (gcc's, where
+// nvcc's host compiler finds it), when this machine has one.
+TEST(Frontend, HostMaxMinAndOpenMpHeaderParseAsUnderNvcc) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+#include <algorithm>
+using namespace std;
+__global__ void k(float* y) { y[threadIdx.x] = max(y[threadIdx.x], 0.0f) + min(1, 2); }
+int main() {
+    float a = 1.5f, b = 2.5f;
+    float c = max(a, b) + min(a, b) + std::max(a, b);
+    long l = max(3L, 4L);
+    unsigned u = min(3u, 4);
+    double d = max(1.0, 2.0f);
+    k<<<1, 32>>>(nullptr);
+    return static_cast<int>(c + l + u + d);
+}
+)");
+    auto a = s.analyze();
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->info().kernels.size(), 1u);
+    if (findHostOpenMpIncludeDir().empty()) {
+        GTEST_SKIP() << "no omp.h of gcc on this machine";
+    }
+    Snippet omp(std::string(kHeader) + R"(
+#include <omp.h>
+__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }
+int main() {
+    float s = 0;
+#pragma omp parallel for reduction(+ : s)
+    for (int i = 0; i < omp_get_max_threads(); ++i) s += i;
+    k<<<1, 32>>>(nullptr);
+    return static_cast<int>(s);
+}
+)");
+    auto b = omp.analyze();
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->info().kernels.size(), 1u);
+}
+
+// When clang still fails, a note names the construct and what to pass after `--`.
+TEST(Frontend, ParseFailuresSuggestAWorkaround) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+#include <no_such_header_here.h>
+int main() { return 0; }
+)");
+    AnalyzeOptions o;
+    o.file = s.path();
+    auto r = analyze(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("note: 'no_such_header_here.h' is not on clang's include path"),
+              std::string::npos)
+        << r.message();
+    EXPECT_NE(r.message().find("`-- -I<dir>`"), std::string::npos) << r.message();
+}
+
 // A 10,000-term sum used to overflow the stack in the recursive walk (issue 30): past the walk's
 // depth limit the arrays used there stay home, with a warning naming file:line:col; the
 // shallower accesses are still analysed.

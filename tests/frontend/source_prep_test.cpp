@@ -106,10 +106,58 @@ TEST(CompileFlags, DeviceSideWithShimAndUserArgumentsLast) {
     EXPECT_EQ(args[args.size() - 2], "-DN=4");
     EXPECT_EQ(args.back(), "-Iinclude");
 
+    // nvcc's host side: the max/min shim is force-included; gcc's OpenMP folder is searched
+    // last (only when there is one), so that nothing of gcc's shadows clang's own headers.
+    auto at = std::find(args.begin(), args.end(), std::string(kShimHostMinMaxPath));
+    ASSERT_NE(at, args.end());
+    EXPECT_EQ(*(at - 1), "-include");
+    EXPECT_FALSE(has("-idirafter"));
+    in.hostOpenMpDir = "/usr/lib/gcc/x86_64-linux-gnu/12/include";
+    args = compileFlags(in);
+    auto omp = std::find(args.begin(), args.end(), "-idirafter");
+    ASSERT_NE(omp, args.end());
+    EXPECT_EQ(*(omp + 1), in.hostOpenMpDir);
+    EXPECT_EQ(args.back(), "-Iinclude");
+    in.hostOpenMpDir.clear();
+
     in.extraArgs = {"--cuda-gpu-arch=sm_80", "--cuda-path=/opt/cuda"};
     args = compileFlags(in);
     EXPECT_FALSE(has("--cuda-gpu-arch=sm_90"));
     EXPECT_FALSE(has("--cuda-path=/usr/local/cuda"));
+}
+
+// gcc's omp.h: the newest gcc's folder that has one.
+TEST(CompileFlags, FindsTheNewestGccOpenMpHeader) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / "memplace_source_prep_gcc";
+    fs::remove_all(root);
+    EXPECT_EQ(findHostOpenMpIncludeDir(root.string()), "");
+    for (const char* v : {"9", "12", "13"}) {
+        fs::create_directories(root / "x86_64-linux-gnu" / v / "include");
+    }
+    std::ofstream(root / "x86_64-linux-gnu" / "9" / "include" / "omp.h") << "\n";
+    std::ofstream(root / "x86_64-linux-gnu" / "12" / "include" / "omp.h") << "\n";
+    EXPECT_EQ(findHostOpenMpIncludeDir(root.string()),
+              (root / "x86_64-linux-gnu" / "12" / "include").string());
+    fs::remove_all(root);
+}
+
+TEST(CompileFlags, WorkaroundsNameTheConstructAndTheArguments) {
+    auto notes = parseWorkarounds({"'omp.h' file not found"});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("'omp.h' is not on clang's include path"), std::string::npos);
+    EXPECT_NE(notes[0].find("-idirafter"), std::string::npos);
+    notes = parseWorkarounds(
+        {"no matching function for call to 'fmaxf3'",
+         "candidate function not viable: call to __device__ function from __host__ function"});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("host code calls 'fmaxf3'"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("-- -include <header>"), std::string::npos) << notes[0];
+    notes = parseWorkarounds(
+        {"use of undeclared identifier 'BLOCK_SIZE'", "use of undeclared identifier 'BLOCK_SIZE'"});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("'BLOCK_SIZE' may come from a macro"), std::string::npos);
+    EXPECT_TRUE(parseWorkarounds({"expected ';' after expression"}).empty());
 }
 
 } // namespace

@@ -30,6 +30,19 @@ TEST_P(Golden, MatchesReviewedSource) {
     ASSERT_TRUE(r.ok()) << r.message();
     const fs::path dir = fs::path(MEMPLACE_SOURCE_DIR) / "tests" / "rewrite" / "golden";
     golden::expectMatches(dir / (name + ".cu"), r->output);
+    // The program's included files (rewritten or copied unchanged), at their relative names
+    // under golden/<name>.files/.
+    for (const IncludedOutput& f : r->included) {
+        golden::expectMatches(dir / (name + ".files") / f.relative, f.output);
+    }
+    if (!golden::updating() && fs::exists(dir / (name + ".files"))) {
+        size_t files = 0;
+        for (const auto& e : fs::recursive_directory_iterator(dir / (name + ".files"))) {
+            files += e.is_regular_file() ? 1 : 0;
+        }
+        EXPECT_EQ(files, r->included.size())
+            << "golden/" << name << ".files: one per included file";
+    }
     golden::expectMatches(dir / (name + ".log"),
                           r->warnings.format() + (r->warnings.empty() ? "" : "\n"));
     if (golden::updating()) {

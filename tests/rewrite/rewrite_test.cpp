@@ -59,6 +59,137 @@ TEST(Rewrite, NeverOverwritesWithoutForceAndNeverWritesTheInput) {
     fs::remove_all(out);
 }
 
+void writeText(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+// A program whose kernel lives in a header of its folder tree (which includes another header of
+// the tree, without kernels): the rewritten main file and rewritten copies of both headers go
+// into the output folder at the same relative names; the originals are never written; an
+// existing copy is not replaced without --force, and then nothing at all is written.
+TEST(Rewrite, KernelsInIncludedFilesAreRewrittenIntoCopies) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("included");
+    const fs::path src = dir / "src";
+    const std::string mainText = "#include \"kern/scale.cuh\"\n"
+                                 "void run(int n, const float* x, float* y) {\n"
+                                 "    scale<<<(n + 127) / 128, 128>>>(n, x, y);\n"
+                                 "}\n";
+    const std::string kernelText = "#pragma once\n"
+                                   "#include \"index.h\"\n"
+                                   "__global__ void scale(int n, const float* x, float* y) {\n"
+                                   "    int i = globalIndex();\n"
+                                   "    if (i < n) y[i] = 2.0f * x[i];\n"
+                                   "}\n";
+    const std::string indexText = "#pragma once\n"
+                                  "__device__ inline int globalIndex() {\n"
+                                  "    return blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                  "}\n";
+    writeText(src / "main.cu", mainText);
+    writeText(src / "kern" / "scale.cuh", kernelText);
+    writeText(src / "kern" / "index.h", indexText);
+    const fs::path out = dir / "out";
+    const std::string cmd =
+        "rewrite '" + (src / "main.cu").string() + "' -o '" + out.string() + "'";
+    auto first = runMemplace(cmd);
+    ASSERT_EQ(first.exitCode, 0) << first.err;
+    EXPECT_NE(slurp(out / "main.cu").find("memplace::launch<memplace_kernel_scale>"),
+              std::string::npos);
+    const std::string copy = slurp(out / "kern" / "scale.cuh");
+    EXPECT_NE(copy.find("template <class MP_x, class MP_y>"), std::string::npos) << copy;
+    EXPECT_NE(copy.find("y[memplace::at<"), std::string::npos) << copy;
+    EXPECT_EQ(slurp(out / "kern" / "index.h"), indexText); // copied unchanged
+    EXPECT_NE(first.out.find((out / "kern" / "scale.cuh").string() + " (from "), std::string::npos)
+        << first.out;
+    EXPECT_NE(first.out.find("rewritten: 1 kernel scale, 0 launches"), std::string::npos)
+        << first.out;
+    EXPECT_NE(first.out.find("copied unchanged"), std::string::npos) << first.out;
+    // The originals are as they were.
+    EXPECT_EQ(slurp(src / "main.cu"), mainText);
+    EXPECT_EQ(slurp(src / "kern" / "scale.cuh"), kernelText);
+    EXPECT_EQ(slurp(src / "kern" / "index.h"), indexText);
+
+    // An existing copy of an included file: refused without --force, and nothing is written.
+    writeText(out / "kern" / "scale.cuh", "// the user's own edits\n");
+    fs::remove(out / "main.cu");
+    auto second = runMemplace(cmd);
+    EXPECT_EQ(second.exitCode, 2);
+    EXPECT_NE(second.err.find((out / "kern" / "scale.cuh").string() + " already exists"),
+              std::string::npos)
+        << second.err;
+    EXPECT_FALSE(fs::exists(out / "main.cu"));
+    EXPECT_EQ(slurp(out / "kern" / "scale.cuh"), "// the user's own edits\n");
+    auto forced = runMemplace(cmd + " --force");
+    EXPECT_EQ(forced.exitCode, 0) << forced.err;
+    EXPECT_EQ(slurp(out / "kern" / "scale.cuh"), copy);
+    // Into the source folder: refused even with --force (the copies would be the originals).
+    auto own = runMemplace("rewrite '" + (src / "main.cu").string() + "' -o '" + src.string() +
+                           "' --force");
+    EXPECT_EQ(own.exitCode, 2);
+    EXPECT_EQ(slurp(src / "kern" / "scale.cuh"), kernelText);
+    fs::remove_all(dir);
+}
+
+// Headers of the folder without anything to rewrite are not copied when no included file is
+// rewritten: two programs of one folder sharing a header are rewritten into one output folder,
+// one after the other, without --force (the demo's spmv.cu and particle_filter.cu).
+TEST(Rewrite, IncludedFilesAreCopiedOnlyWhenOneIsRewritten) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("shared_header");
+    writeText(dir / "src" / "defs.h", "#pragma once\n#define SCALE 2.0f\n");
+    for (const char* name : {"a", "b"}) {
+        writeText(dir / "src" / (std::string(name) + ".cu"),
+                  "#include \"defs.h\"\n"
+                  "__global__ void k(float* y) { y[threadIdx.x] *= SCALE; }\n"
+                  "void run(float* y) { k<<<1, 32>>>(y); }\n");
+        auto r = runMemplace("rewrite '" + (dir / "src" / (std::string(name) + ".cu")).string() +
+                             "' -o '" + (dir / "out").string() + "'");
+        EXPECT_EQ(r.exitCode, 0) << name << ": " << r.err;
+    }
+    EXPECT_TRUE(fs::exists(dir / "out" / "a.cu"));
+    EXPECT_TRUE(fs::exists(dir / "out" / "b.cu"));
+    EXPECT_FALSE(fs::exists(dir / "out" / "defs.h"));
+    fs::remove_all(dir);
+}
+
+// A kernel defined outside the program's files (a header above the main file's folder) is a
+// library's: not analysed; its launch gets a warning naming the launch and the kernel, instead
+// of a silent "no kernels" and an unchanged output.
+TEST(Rewrite, WarnsAtLaunchesOfKernelsWithNoDefinitionInTheProgram) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("outside");
+    writeText(dir / "lib" / "k.cuh",
+              "__global__ void libKernel(float* y) { y[threadIdx.x] = 1; }\n");
+    writeText(dir / "app" / "main.cu", "#include \"../lib/k.cuh\"\n"
+                                       "__global__ void declaredOnly(float* y);\n"
+                                       "void run(float* y) {\n"
+                                       "    libKernel<<<1, 32>>>(y);\n"
+                                       "    declaredOnly<<<1, 32>>>(y);\n"
+                                       "}\n");
+    auto r = runMemplace("rewrite '" + (dir / "app" / "main.cu").string() + "' -o '" +
+                         (dir / "out").string() + "'");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("main.cu:4:5: warning: launch of kernel 'libKernel' with no kernel "
+                         "definition analysed: it is defined in "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("lib/k.cuh, which is not one of the program's files"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("main.cu:5:5: warning: launch of kernel 'declaredOnly' with no kernel "
+                         "definition analysed: it is only declared"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out" / "lib")); // a library's file is not copied
+    fs::remove_all(dir);
+}
+
 // Constructs the rewriter must leave as written, each with a warning that names file:line:col:
 // pointer arithmetic on an array (raw pointer kept), and a template kernel that is never
 // launched (nothing to instantiate it with).
