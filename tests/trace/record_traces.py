@@ -115,10 +115,16 @@ def bundle(args):
         shutil.rmtree(out)
     os.makedirs(out)
     for p in programs(args):
-        src = os.path.join(args.dir, p, "rw", p + ".cu")
+        rw = os.path.join(args.dir, p, "rw")
+        src = os.path.join(rw, p + ".cu")
         if os.path.exists(src):
             os.makedirs(os.path.join(out, "programs"), exist_ok=True)
             shutil.copy(src, os.path.join(out, "programs", p + ".cu"))
+            # The rewritten copies of the files the program includes, beside it as in rw/.
+            for entry in os.listdir(rw):
+                if os.path.isdir(os.path.join(rw, entry)):
+                    shutil.copytree(os.path.join(rw, entry), os.path.join(out, "programs", entry),
+                                    dirs_exist_ok=True)
     shutil.copytree(os.path.join(ROOT, "runtime", "include"), os.path.join(out, "runtime", "include"))
     shutil.copytree(os.path.join(ROOT, "runtime", "src"), os.path.join(out, "runtime", "src"))
     os.makedirs(os.path.join(out, "common"))
