@@ -76,9 +76,10 @@ struct ActiveLoop {
 /// A pointer expression that designates (part of) an array.
 struct PointerMatch {
     int array = -1;
-    const Expr* base = nullptr;                  ///< the array operand as written
-    const Expr* offset = nullptr;                ///< `i` of `a + i` (null: offset 0)
-    bool negated = false;                        ///< `a - i`
+    const Expr* base = nullptr; ///< the array operand as written
+    /// The integer terms added to the array, in source order: `i` of `a + i`; `r * w`, `c`
+    /// of `a + r * w + c`; a subtracted term (`a - i`) is negated. Empty: offset 0.
+    std::vector<std::pair<const Expr*, bool>> terms;
     const ArraySubscriptExpr* element = nullptr; ///< `&a[i]`
     std::vector<const Expr*> elementIndices;     ///< `&a[i][j]`: i, j
 };
@@ -414,17 +415,18 @@ std::optional<PointerMatch> KernelWalker::matchPointer(const Expr* e) {
         if (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub) {
             const Expr* l = b->getLHS();
             const Expr* r = b->getRHS();
-            if (auto a = arrayOf(l); a && isIntegral(r->getType())) {
-                m.array = *a;
-                m.base = stripImplicit(l);
-                m.offset = r;
-                m.negated = b->getOpcode() == BO_Sub;
-                return m;
+            if (isIntegral(r->getType()) && l->getType()->isPointerType()) {
+                // `a + i`, and chains of integer terms `a + r * w + c - 1` (parsed
+                // `((a + r * w) + c) - 1`).
+                if (auto inner = matchPointer(l); inner && inner->element == nullptr) {
+                    inner->terms.emplace_back(r, b->getOpcode() == BO_Sub);
+                    return inner;
+                }
             }
             if (auto a = arrayOf(r); a && b->getOpcode() == BO_Add && isIntegral(l->getType())) {
                 m.array = *a;
                 m.base = stripImplicit(r);
-                m.offset = l;
+                m.terms.emplace_back(l, false);
                 return m;
             }
         }
@@ -624,7 +626,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
             if (auto m = matchPointer(sub)) {
                 if (m->element == nullptr) {
                     recordPointerSite(u, *m, accessOf(use), ki::SiteForm::Deref, "", "");
-                    walkExpr(m->offset, Use::Read);
+                    walkPointerIndices(*m);
                     return;
                 }
             }
@@ -664,7 +666,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
             if (auto m = matchPointer(b)) {
                 addHazard(ki::HazardKind::PointerArithmetic, m->array, b->getBeginLoc(),
                           fmt::format("pointer arithmetic '{}'", truncate(text(b))));
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 return;
             }
         }
@@ -690,7 +692,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
                 addHazard(ki::HazardKind::Stored, m->array, arg->getBeginLoc(),
                           fmt::format("'{}' is stored in an object of type '{}'",
                                       arrayName(m->array), typeName(ctor->getType(), ctx_)));
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 continue;
             }
             bool byRef = cd != nullptr && i < cd->getNumParams() &&
@@ -766,7 +768,9 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
 }
 
 void KernelWalker::walkPointerIndices(const PointerMatch& m) {
-    walkExpr(m.offset, Use::Read);
+    for (const auto& [term, negated] : m.terms) {
+        walkExpr(term, Use::Read);
+    }
     for (const Expr* i : m.elementIndices) {
         walkExpr(i, Use::Read);
     }
@@ -879,7 +883,7 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
         if (auto m = matchPointer(cur->getBase())) {
             if (m->element == nullptr) {
                 recordPointerSite(cur, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 return;
             }
         }
@@ -897,7 +901,7 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
     if (const auto* u = dyn_cast<UnaryOperator>(base); u && u->getOpcode() == UO_Deref) {
         if (auto m = matchPointer(u->getSubExpr()); m && m->element == nullptr) {
             recordPointerSite(u, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
-            walkExpr(m->offset, Use::Read);
+            walkPointerIndices(*m);
             return;
         }
     }
@@ -916,11 +920,11 @@ bool KernelWalker::reportUntracked(const ArraySubscriptExpr* ase) {
             return true;
         }
     }
-    if (auto m = matchPointer(base); m && m->offset != nullptr) {
+    if (auto m = matchPointer(base); m && !m->terms.empty()) {
         addHazard(ki::HazardKind::PointerArithmetic, m->array, ase->getBeginLoc(),
                   fmt::format("subscript of a pointer computed from '{}': '{}'",
                               arrayName(m->array), truncate(text(ase))));
-        walkExpr(m->offset, Use::Read);
+        walkPointerIndices(*m);
         return true;
     }
     QualType bt = base->getType();
@@ -1148,7 +1152,7 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
         }
         if (pt->isPointerType()) {
             if (auto m = matchPointer(arg)) {
-                if (m->offset == nullptr && m->element == nullptr) {
+                if (m->terms.empty() && m->element == nullptr) {
                     nf.arrayParams[param] = m->array;
                     withArrays = true;
                     continue;
@@ -1593,13 +1597,22 @@ void KernelWalker::recordPointerSite(const Expr* accessExpr, const PointerMatch&
     SymValue flat = SymValue::constant(0);
     std::vector<const Expr*> indices;
     std::string idxText = "0";
-    if (m.offset != nullptr) {
-        flat = eval(m.offset);
-        if (m.negated && flat.isPoly()) {
-            flat = SymValue::ofPoly(-flat.poly);
+    // The offset is the sum of the terms; each is a separate index range (the rewriter wraps
+    // each one, as pointer arithmetic converts each term on its own).
+    for (const auto& [term, negated] : m.terms) {
+        SymValue v = eval(term);
+        if (negated && v.isPoly()) {
+            v = SymValue::ofPoly(-v.poly);
         }
-        indices.push_back(m.offset);
-        idxText = (m.negated ? "-" : "") + text(m.offset);
+        if (indices.empty()) {
+            flat = v;
+            idxText = (negated ? "-" : "") + text(term);
+        } else {
+            flat = flat.isPoly() && v.isPoly() ? SymValue::ofPoly(flat.poly + v.poly)
+                                               : combineValues(flat, v);
+            idxText += (negated ? " - " : " + ") + text(term);
+        }
+        indices.push_back(term);
     }
     recordSite(accessExpr, m.array, access, form, intrinsic, member, m.base, indices, {}, flat,
                idxText);

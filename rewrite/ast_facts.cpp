@@ -39,18 +39,31 @@ const DeclRefExpr* namedPointer(const Expr* e) {
     return dyn_cast_or_null<DeclRefExpr>(e != nullptr ? e->IgnoreParenImpCasts() : nullptr);
 }
 
-/// `a + i` with `a` a named pointer: the pointer and the offset.
-std::optional<std::pair<const DeclRefExpr*, const Expr*>> pointerPlus(const Expr* e) {
+/// `a + i`, `a - i` and chains of integer terms `a + r * w + c - 1` with `a` a named pointer
+/// written first: the pointer and the terms in source order (each with whether it is
+/// subtracted).
+std::optional<std::pair<const DeclRefExpr*, std::vector<OffsetTerm>>> pointerPlus(const Expr* e) {
     const auto* b =
         dyn_cast_or_null<BinaryOperator>(e != nullptr ? e->IgnoreParenImpCasts() : nullptr);
-    if (b == nullptr || b->getOpcode() != BO_Add) {
+    if (b == nullptr || (b->getOpcode() != BO_Add && b->getOpcode() != BO_Sub) ||
+        !b->getType()->isPointerType() || !b->getRHS()->getType()->isIntegralOrEnumerationType()) {
         return std::nullopt;
     }
+    const OffsetTerm last{b->getRHS(), b->getOpcode() == BO_Sub};
     if (const DeclRefExpr* d = namedPointer(b->getLHS());
         d != nullptr && d->getType()->isPointerType()) {
-        return std::make_pair(d, b->getRHS());
+        return std::make_pair(d, std::vector<OffsetTerm>{last});
     }
-    return std::nullopt;
+    auto inner = pointerPlus(b->getLHS());
+    if (inner) {
+        inner->second.push_back(last);
+    }
+    return inner;
+}
+
+/// `p + i`: one added term (the forms other than a dereference take no other).
+bool isSinglePlus(const std::vector<OffsetTerm>& terms) {
+    return terms.size() == 1 && !terms.front().negated;
 }
 
 /// The first parent of `e` that is not a parenthesis.
@@ -153,9 +166,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
         } else if (auto pa = pointerPlus(u->getSubExpr())) {
             s.shape = Shape::DerefAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
+            s.terms = std::move(pa->second);
         } else {
-            s.why = "a dereference of a pointer expression other than `p` or `p + i`";
+            s.why = "a dereference of a pointer expression other than `p` or `p + i + ...`";
         }
         s.member = memberOf(site);
         return s;
@@ -165,10 +179,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
         if (const DeclRefExpr* d = namedPointer(me->getBase())) {
             s.shape = Shape::Arrow;
             s.base = d;
-        } else if (auto pa = pointerPlus(me->getBase())) {
+        } else if (auto pa = pointerPlus(me->getBase()); pa && isSinglePlus(pa->second)) {
             s.shape = Shape::ArrowAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
         } else {
             s.why = "a member access through a pointer expression other than `p` or `p + i`";
         }
@@ -198,10 +212,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
             s.shape = atomic ? Shape::AtomicPlain : Shape::LdgPlain;
             s.base = d;
             return s;
-        } else if (auto pa = pointerPlus(arg)) {
+        } else if (auto pa = pointerPlus(arg); pa && isSinglePlus(pa->second)) {
             s.shape = atomic ? Shape::AtomicAdd : Shape::LdgAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
             return s;
         }
         s.why = fmt::format("the pointer argument of '{}' is not `&p[i]`, `p + i` or `p`", name);

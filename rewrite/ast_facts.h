@@ -37,7 +37,7 @@ std::optional<ParamKey> pointerParamOf(const clang::DeclRefExpr* dre);
 enum class Shape {
     Subscript,   ///< a[i]
     Deref,       ///< *a
-    DerefAdd,    ///< *(a + i)
+    DerefAdd,    ///< *(a + i), *(a + i * w + j - 1)
     Arrow,       ///< a->m
     ArrowAdd,    ///< (a + i)->m
     AtomicAddr,  ///< atomicAdd(&a[i], v)
@@ -49,10 +49,18 @@ enum class Shape {
 };
 const char* shapeName(Shape s);
 
+/// An integer term of a pointer sum: `c` of `p + r * w + c`, `1` (subtracted) of `p - 1`.
+struct OffsetTerm {
+    const clang::Expr* expr = nullptr;
+    bool negated = false;
+};
+
 struct SiteShape {
     Shape shape = Shape::Subscript;
     const clang::DeclRefExpr* base = nullptr;
     const clang::Expr* index = nullptr; ///< null for the plain forms (index 0)
+    /// DerefAdd: every term of `*(p + a + b - c)` in source order (index is the first).
+    std::vector<OffsetTerm> terms;
     /// Subscript and Deref forms whose element is the base of a `.member` access: that
     /// MemberExpr (its operator is the '.'). Arrow forms: the site itself.
     const clang::MemberExpr* member = nullptr;

@@ -1448,10 +1448,25 @@ void Rewriter::emitSite(const SiteRec& s, bool written, EditList& edits) {
     case Shape::Deref:
         edits.replace(access->first, access->second, baseText + "[" + at + "0)]");
         break;
-    case Shape::DerefAdd:
-        edits.replace(access->first, index->first, baseText + "[" + at);
-        edits.replace(index->second, access->second, ")]");
+    case Shape::DerefAdd: {
+        // `*(p + a + b - c)` becomes `p[at<S>(a, b, memplace::minus(c))]`: at() converts each
+        // term to the index type on its own and adds them, as the pointer arithmetic did (`a +
+        // b` in the terms' own type could overflow or wrap where `p + a + b` does not). The
+        // text between the terms (operators, grouping parentheses) is replaced; the terms
+        // themselves only get edits around them, so that sites nested in them get theirs.
+        const auto& terms = s.shape.terms;
+        auto open = [&](size_t k) { return terms[k].negated ? "memplace::minus(" : ""; };
+        auto close = [&](size_t k) { return terms[k].negated ? ")" : ""; };
+        edits.replace(access->first, index->first, baseText + "[" + at + open(0));
+        for (size_t k = 1; k < terms.size(); ++k) {
+            auto prev = src_.range(ss.indices[k - 1]);
+            auto cur = src_.range(ss.indices[k]);
+            edits.replace(prev->second, cur->first, std::string(close(k - 1)) + ", " + open(k));
+        }
+        auto last = src_.range(ss.indices.back());
+        edits.replace(last->second, access->second, std::string(close(terms.size() - 1)) + ")]");
         break;
+    }
     case Shape::AtomicAddr:
         edits.insert(index->first, at, -static_cast<long>(index->second - index->first));
         edits.insert(index->second, ")", static_cast<long>(index->second - index->first));
@@ -1520,7 +1535,8 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
         return "the access is not one contiguous range of the main file";
     }
     const bool needIndex = s.shape.index != nullptr;
-    if (needIndex && (!index || ss.indices.size() != 1)) {
+    const size_t indexRanges = s.shape.shape == Shape::DerefAdd ? s.shape.terms.size() : 1;
+    if (needIndex && (!index || ss.indices.size() != indexRanges)) {
         return "its index is not one contiguous range of the main file";
     }
     const std::string b = src.slice(*base);
@@ -1543,11 +1559,25 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
     case Shape::Deref:
         ok = matches(src.slice(*access), ("\\*\\s*[(\\s]*" + id + "[)\\s]*").c_str());
         break;
-    case Shape::DerefAdd:
+    case Shape::DerefAdd: {
+        // Between the terms only their operator and the grouping parentheses of the sum
+        // (`*((p + a) - b)`): the edits replace that text.
+        const auto& terms = s.shape.terms;
+        auto op = [&](size_t k) {
+            return terms[k].negated ? std::string("-") : std::string("\\+");
+        };
         ok = matches(between(access->first, index->first),
-                     ("\\*\\s*\\(\\s*" + id + "\\s*\\+\\s*").c_str()) &&
-             matches(between(index->second, access->second), "\\s*\\)");
+                     ("\\*\\s*[(\\s]*" + id + "[)\\s]*" + op(0) + "\\s*").c_str());
+        for (size_t k = 1; ok && k < terms.size(); ++k) {
+            auto prev = src.range(ss.indices[k - 1]);
+            auto cur = src.range(ss.indices[k]);
+            ok = prev && cur &&
+                 matches(between(prev->second, cur->first), ("[)\\s]*" + op(k) + "\\s*").c_str());
+        }
+        auto last = src.range(ss.indices.back());
+        ok = ok && last && matches(between(last->second, access->second), "[)\\s]*\\)");
         break;
+    }
     case Shape::AtomicAdd:
         ok = matches(between(base->first, index->first), (id + "\\s*\\+\\s*").c_str());
         break;

@@ -28,78 +28,77 @@ static float frand() {
 }
 
 // *(p + row * w + col) on both sides, *(p + i) and p[i] on the same array.
-template <class MP_bias>
-__global__ void scale_2d(int width, int height, const float* in, MP_bias bias, float* out) {
-    memplace::stage(bias);
+template <class MP_in, class MP_bias, class MP_out>
+__global__ void scale_2d(int width, int height, MP_in in, MP_bias bias, MP_out out) {
+    memplace::stage(in, bias, out);
     [&]() {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     if (row < height && col < width) {
-        *(out + row * width + col) = 2.0f * *(in + row * width + col) + bias[memplace::at<0>(col)] - bias[memplace::at<1>(row)];
+        out[memplace::at<0>(row * width, col)] = 2.0f * in[memplace::at<1>(row * width, col)] + bias[memplace::at<2>(col)] - bias[memplace::at<3>(row)];
     }
     }();
+    memplace::unstage(out);
 }
 
 // memplace: what the runtime needs to know about kernel 'scale_2d' (docs/rewrite-contract.md)
 struct memplace_kernel_scale_2d {
     static constexpr const char* name = "scale_2d";
-    static constexpr int numArrays = 1;
-    static constexpr memplace::ArrayDesc arrays[1] = {
+    static constexpr int numArrays = 3;
+    static constexpr memplace::ArrayDesc arrays[3] = {
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 0},
         {"bias", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
+        {"out", 4, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
-    using types = memplace::Types<const float>;
+    using types = memplace::Types<const float, const float, float>;
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly>>;
-    // It writes through a pointer whose target is unknown: no array leaves where the program
-    // keeps it (but for global and l2persist).
-    static constexpr const char* unknownWrites =
-        "the parameter 'out', left a raw pointer";
-    // It reads through a pointer whose target is unknown: no written array leaves where the
-    // program keeps it (but for global and l2persist).
-    static constexpr const char* unknownReads =
-        "the parameter 'in', left a raw pointer";
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>,
+        memplace::Places<memplace::Place::Texture, memplace::Place::ReadOnly,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "scale_2d";
-    static constexpr const char* jitTypes[1] = {"const float"};
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 
-template <class MP_bias>
-__global__ void scale_2d(int width, int height, const float* in, MP_bias bias, float* out) {
-    memplace::stage(bias);
+template <class MP_in, class MP_bias, class MP_out>
+__global__ void scale_2d(int width, int height, MP_in in, MP_bias bias, MP_out out) {
+    memplace::stage(in, bias, out);
     [&]() {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     if (row < height && col < width) {
-        *(out + row * width + col) = 2.0f * *(in + row * width + col) + bias[memplace::at<0>(col)] - bias[memplace::at<1>(row)];
+        out[memplace::at<0>(row * width, col)] = 2.0f * in[memplace::at<1>(row * width, col)] + bias[memplace::at<2>(col)] - bias[memplace::at<3>(row)];
     }
     }();
+    memplace::unstage(out);
 }
 )memplace";
     template <class... Acc>
     static auto kernel() { return &scale_2d<Acc...>; }
-    template <class MP_bias>
+    template <class MP_in, class MP_bias, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-            int width, int height, const float *in, MP_bias bias, float *out) {
-        auto mp_kernel = kernel<MP_bias>();
+            int width, int height, MP_in in, MP_bias bias, MP_out out) {
+        auto mp_kernel = kernel<MP_in, MP_bias, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, width, height, in, bias,
             out);
     }
 };
 
 // *(p + n - 1 - i): a subtracted term, and an unsigned one.
-template <class MP_out>
-__global__ void reverse_copy(int n, unsigned shift, const float* in, MP_out out) {
-    memplace::stage(out);
+template <class MP_in, class MP_out>
+__global__ void reverse_copy(int n, unsigned shift, MP_in in, MP_out out) {
+    memplace::stage(in, out);
     [&]() {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        out[memplace::at<2>(i)] = *(in + n - 1 - i) + *((in + shift) - shift + i);
+        out[memplace::at<4>(i)] = in[memplace::at<5>(n, memplace::minus(1), memplace::minus(i))] + in[memplace::at<6>(shift, memplace::minus(shift), i)];
     }
     }();
     memplace::unstage(out);
@@ -108,30 +107,32 @@ __global__ void reverse_copy(int n, unsigned shift, const float* in, MP_out out)
 // memplace: what the runtime needs to know about kernel 'reverse_copy' (docs/rewrite-contract.md)
 struct memplace_kernel_reverse_copy {
     static constexpr const char* name = "reverse_copy";
-    static constexpr int numArrays = 1;
-    static constexpr memplace::ArrayDesc arrays[1] = {
+    static constexpr int numArrays = 2;
+    static constexpr memplace::ArrayDesc arrays[2] = {
+        {"in", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
-    using types = memplace::Types<float>;
-    // It reads through a pointer whose target is unknown: no written array leaves where the
-    // program keeps it (but for global and l2persist).
-    static constexpr const char* unknownReads =
-        "the parameter 'in', left a raw pointer";
+    using types = memplace::Types<const float, float>;
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "reverse_copy";
-    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 
-template <class MP_out>
-__global__ void reverse_copy(int n, unsigned shift, const float* in, MP_out out) {
-    memplace::stage(out);
+template <class MP_in, class MP_out>
+__global__ void reverse_copy(int n, unsigned shift, MP_in in, MP_out out) {
+    memplace::stage(in, out);
     [&]() {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        out[memplace::at<2>(i)] = *(in + n - 1 - i) + *((in + shift) - shift + i);
+        out[memplace::at<4>(i)] = in[memplace::at<5>(n, memplace::minus(1), memplace::minus(i))] + in[memplace::at<6>(shift, memplace::minus(shift), i)];
     }
     }();
     memplace::unstage(out);
@@ -139,10 +140,10 @@ __global__ void reverse_copy(int n, unsigned shift, const float* in, MP_out out)
 )memplace";
     template <class... Acc>
     static auto kernel() { return &reverse_copy<Acc...>; }
-    template <class MP_out>
+    template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-            unsigned int shift, const float *in, MP_out out) {
-        auto mp_kernel = kernel<MP_out>();
+            unsigned int shift, MP_in in, MP_out out) {
+        auto mp_kernel = kernel<MP_in, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, shift, in, out);
     }
 };
@@ -157,9 +158,9 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
         const float* row = m + r * cols;
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
-            s += row[k] * v[memplace::at<3>(k)];
+            s += row[k] * v[memplace::at<7>(k)];
         }
-        out[memplace::at<4>(r)] = s;
+        out[memplace::at<8>(r)] = s;
     }
     }();
     memplace::unstage(out);
@@ -201,9 +202,9 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
         const float* row = m + r * cols;
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
-            s += row[k] * v[memplace::at<3>(k)];
+            s += row[k] * v[memplace::at<7>(k)];
         }
-        out[memplace::at<4>(r)] = s;
+        out[memplace::at<8>(r)] = s;
     }
     }();
     memplace::unstage(out);
@@ -231,7 +232,7 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
         for (int k = 0; k < window; ++k) {
             s += q[k];
         }
-        out[memplace::at<5>(i)] = s;
+        out[memplace::at<9>(i)] = s;
     }
     }();
     memplace::unstage(out);
@@ -268,7 +269,7 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
         for (int k = 0; k < window; ++k) {
             s += q[k];
         }
-        out[memplace::at<5>(i)] = s;
+        out[memplace::at<9>(i)] = s;
     }
     }();
     memplace::unstage(out);
