@@ -46,9 +46,25 @@ __global__ void row_dot(int rows, int cols, const float* m, const float* v, floa
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
         const float* row = m + r * cols;
+        const int dst = r;
+        r = -1; // the pointer was computed above: `row` still points at row `dst`
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
             s += row[k] * v[k];
+        }
+        out[dst] = s;
+    }
+}
+
+// A local pointer moved along the row (`p += 1`): not followed, `m` stays in global memory.
+__global__ void row_walk(int rows, int cols, const float* m, float* out) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        const float* p = m + r * cols;
+        float s = 0.0f;
+        for (int k = 0; k < cols; ++k) {
+            s += p[0];
+            p += 1;
         }
         out[r] = s;
     }
@@ -111,20 +127,21 @@ int main() {
     for (float& x : hv) {
         x = frand();
     }
-    float *din, *dbias, *dv, *dscaled, *drev, *ddot, *dwin, *dcopy;
+    float *din, *dbias, *dv, *dscaled, *drev, *ddot, *dwalk, *dwin, *dcopy;
     CUDA_CHECK(cudaMalloc(&din, srcCount * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dbias, hbias.size() * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dv, width * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dscaled, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&drev, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&ddot, count * sizeof(float))); // only the first `height` are written
+    CUDA_CHECK(cudaMalloc(&dwalk, count * sizeof(float))); // only the first `height` too
     CUDA_CHECK(cudaMalloc(&dwin, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dcopy, count * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(din, hin.data(), srcCount * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dbias, hbias.data(), hbias.size() * sizeof(float),
                           cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dv, hv.data(), width * sizeof(float), cudaMemcpyHostToDevice));
-    for (float* d : {dscaled, drev, ddot, dwin, dcopy}) { // poison the outputs
+    for (float* d : {dscaled, drev, ddot, dwalk, dwin, dcopy}) { // poison the outputs
         CUDA_CHECK(cudaMemset(d, 0xFF, count * sizeof(float)));
     }
 
@@ -134,6 +151,7 @@ int main() {
     scale_2d<<<grid, block>>>(width, height, din, dbias, dscaled);
     reverse_copy<<<(n + 127) / 128, 128>>>(n, 5u, din, drev);
     row_dot<<<(height + 63) / 64, 64>>>(height, width, din, dv, ddot);
+    row_walk<<<(height + 63) / 64, 64>>>(height, width, din, dwalk);
     window_sum<<<(n + 127) / 128, 128>>>(n, window, din, dwin);
     rebased_copy<<<grid, block>>>(width, height, pitch, din, dcopy);
     CUDA_CHECK(cudaGetLastError());
@@ -142,11 +160,13 @@ int main() {
     std::vector<float> scaled = download(dscaled, count);
     std::vector<float> rev = download(drev, count);
     std::vector<float> dot = download(ddot, height);
+    std::vector<float> walk = download(dwalk, height);
     std::vector<float> win = download(dwin, count);
     std::vector<float> copy = download(dcopy, count);
     unsigned long long hash = fnv1a(scaled.data(), count * sizeof(float));
     hash = fnv1a(rev.data(), count * sizeof(float), hash);
     hash = fnv1a(dot.data(), height * sizeof(float), hash);
+    hash = fnv1a(walk.data(), height * sizeof(float), hash);
     hash = fnv1a(win.data(), (count - window + 1) * sizeof(float), hash);
     hash = fnv1a(copy.data(), count * sizeof(float), hash);
 
@@ -171,6 +191,11 @@ int main() {
             s += hin[static_cast<size_t>(r) * width + k] * hv[k];
         }
         check(dot[r], s, 1e-3f);
+        float w = 0.0f;
+        for (int k = 0; k < width; ++k) {
+            w += hin[static_cast<size_t>(r) * width + k];
+        }
+        check(walk[r], w, 1e-3f);
     }
     for (int i = 0; i < n; ++i) {
         check(rev[i], hin[n - 1 - i] + hin[i], 1e-5f);
@@ -184,7 +209,7 @@ int main() {
     }
     printf("pointer_arith: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
            checksum, hash);
-    for (float* d : {din, dbias, dv, dscaled, drev, ddot, dwin, dcopy}) {
+    for (float* d : {din, dbias, dv, dscaled, drev, ddot, dwalk, dwin, dcopy}) {
         cudaFree(d);
     }
     return bad == 0 ? 0 : 1;

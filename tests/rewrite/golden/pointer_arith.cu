@@ -156,11 +156,13 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
         const float* row = m + r * cols;
+        const int dst = r;
+        r = -1; // the pointer was computed above: `row` still points at row `dst`
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
             s += row[k] * v[memplace::at<7>(k)];
         }
-        out[memplace::at<8>(r)] = s;
+        out[memplace::at<8>(dst)] = s;
     }
     }();
     memplace::unstage(out);
@@ -200,11 +202,13 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
         const float* row = m + r * cols;
+        const int dst = r;
+        r = -1; // the pointer was computed above: `row` still points at row `dst`
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
             s += row[k] * v[memplace::at<7>(k)];
         }
-        out[memplace::at<8>(r)] = s;
+        out[memplace::at<8>(dst)] = s;
     }
     }();
     memplace::unstage(out);
@@ -220,6 +224,73 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
     }
 };
 
+// A local pointer moved along the row (`p += 1`): not followed, `m` stays in global memory.
+template <class MP_out>
+__global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
+    memplace::stage(out);
+    [&]() {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        const float* p = m + r * cols;
+        float s = 0.0f;
+        for (int k = 0; k < cols; ++k) {
+            s += p[0];
+            p += 1;
+        }
+        out[memplace::at<9>(r)] = s;
+    }
+    }();
+    memplace::unstage(out);
+}
+
+// memplace: what the runtime needs to know about kernel 'row_walk' (docs/rewrite-contract.md)
+struct memplace_kernel_row_walk {
+    static constexpr const char* name = "row_walk";
+    static constexpr int numArrays = 1;
+    static constexpr memplace::ArrayDesc arrays[1] = {
+        {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
+    };
+    using types = memplace::Types<float>;
+    // It reads through a pointer whose target is unknown: no written array leaves where the
+    // program keeps it (but for global and l2persist).
+    static constexpr const char* unknownReads =
+        "the parameter 'm', left a raw pointer";
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "row_walk";
+    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_out>
+__global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
+    memplace::stage(out);
+    [&]() {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        const float* p = m + r * cols;
+        float s = 0.0f;
+        for (int k = 0; k < cols; ++k) {
+            s += p[0];
+            p += 1;
+        }
+        out[memplace::at<9>(r)] = s;
+    }
+    }();
+    memplace::unstage(out);
+}
+)memplace";
+    template <class... Acc>
+    static auto kernel() { return &row_walk<Acc...>; }
+    template <class MP_out>
+    static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
+            int rows, int cols, const float *m, MP_out out) {
+        auto mp_kernel = kernel<MP_out>();
+        MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, cols, m, out);
+    }
+};
+
 // An element's address kept in a local: `const float* q = &a[base]; ... q[k]`.
 template <class MP_out>
 __global__ void window_sum(int n, int window, const float* a, MP_out out) {
@@ -232,7 +303,7 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
         for (int k = 0; k < window; ++k) {
             s += q[k];
         }
-        out[memplace::at<9>(i)] = s;
+        out[memplace::at<10>(i)] = s;
     }
     }();
     memplace::unstage(out);
@@ -269,7 +340,7 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
         for (int k = 0; k < window; ++k) {
             s += q[k];
         }
-        out[memplace::at<9>(i)] = s;
+        out[memplace::at<10>(i)] = s;
     }
     }();
     memplace::unstage(out);
@@ -329,20 +400,21 @@ int main() {
     for (float& x : hv) {
         x = frand();
     }
-    float *din, *dbias, *dv, *dscaled, *drev, *ddot, *dwin, *dcopy;
+    float *din, *dbias, *dv, *dscaled, *drev, *ddot, *dwalk, *dwin, *dcopy;
     CUDA_CHECK(cudaMalloc(&din, srcCount * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dbias, hbias.size() * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dv, width * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dscaled, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&drev, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&ddot, count * sizeof(float))); // only the first `height` are written
+    CUDA_CHECK(cudaMalloc(&dwalk, count * sizeof(float))); // only the first `height` too
     CUDA_CHECK(cudaMalloc(&dwin, count * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&dcopy, count * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(din, hin.data(), srcCount * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dbias, hbias.data(), hbias.size() * sizeof(float),
                           cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dv, hv.data(), width * sizeof(float), cudaMemcpyHostToDevice));
-    for (float* d : {dscaled, drev, ddot, dwin, dcopy}) { // poison the outputs
+    for (float* d : {dscaled, drev, ddot, dwalk, dwin, dcopy}) { // poison the outputs
         CUDA_CHECK(cudaMemset(d, 0xFF, count * sizeof(float)));
     }
 
@@ -354,6 +426,8 @@ int main() {
     memplace::launch<memplace_kernel_reverse_copy>((n + 127) / 128, 128, 0, 0, n, 5u, din, drev);
     memplace::launch<memplace_kernel_row_dot>((height + 63) / 64, 64, 0, 0, height, width, din, dv,
         ddot);
+    memplace::launch<memplace_kernel_row_walk>((height + 63) / 64, 64, 0, 0, height, width, din,
+        dwalk);
     memplace::launch<memplace_kernel_window_sum>((n + 127) / 128, 128, 0, 0, n, window, din, dwin);
     MEMPLACE_LAUNCH(rebased_copy, grid, block, 0, 0, width, height, pitch, din, dcopy);
     CUDA_CHECK(cudaGetLastError());
@@ -362,11 +436,13 @@ int main() {
     std::vector<float> scaled = download(dscaled, count);
     std::vector<float> rev = download(drev, count);
     std::vector<float> dot = download(ddot, height);
+    std::vector<float> walk = download(dwalk, height);
     std::vector<float> win = download(dwin, count);
     std::vector<float> copy = download(dcopy, count);
     unsigned long long hash = fnv1a(scaled.data(), count * sizeof(float));
     hash = fnv1a(rev.data(), count * sizeof(float), hash);
     hash = fnv1a(dot.data(), height * sizeof(float), hash);
+    hash = fnv1a(walk.data(), height * sizeof(float), hash);
     hash = fnv1a(win.data(), (count - window + 1) * sizeof(float), hash);
     hash = fnv1a(copy.data(), count * sizeof(float), hash);
 
@@ -391,6 +467,11 @@ int main() {
             s += hin[static_cast<size_t>(r) * width + k] * hv[k];
         }
         check(dot[r], s, 1e-3f);
+        float w = 0.0f;
+        for (int k = 0; k < width; ++k) {
+            w += hin[static_cast<size_t>(r) * width + k];
+        }
+        check(walk[r], w, 1e-3f);
     }
     for (int i = 0; i < n; ++i) {
         check(rev[i], hin[n - 1 - i] + hin[i], 1e-5f);
@@ -404,7 +485,7 @@ int main() {
     }
     printf("pointer_arith: %s checksum %.6e outputs %016llx\n", bad == 0 ? "PASS" : "FAIL",
            checksum, hash);
-    for (float* d : {din, dbias, dv, dscaled, drev, ddot, dwin, dcopy}) {
+    for (float* d : {din, dbias, dv, dscaled, drev, ddot, dwalk, dwin, dcopy}) {
         cudaFree(d);
     }
     return bad == 0 ? 0 : 1;
