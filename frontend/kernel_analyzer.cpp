@@ -84,11 +84,25 @@ struct PointerMatch {
     std::vector<const Expr*> elementIndices;     ///< `&a[i][j]`: i, j
 };
 
+/// A local pointer initialised at its declaration with a pointer into an array parameter
+/// (`const float* row = m + r * cols;`, `const float* q = &a[i];`) and used only to subscript
+/// it (`row[k]`): its accesses are accesses of the array at the local's offset. The rewriter
+/// makes it a view of the accessor (`auto row = memplace::offset(m, r * cols);`), which
+/// evaluates the offset once, where the original did.
+struct PointerAlias {
+    int array = -1;
+    SymValue offset;
+    std::string text; ///< the offset as written ("r * cols")
+};
+
 /// A (possibly multi-dimensional) subscript of an array.
 struct SubscriptMatch {
     int array = -1;
     const Expr* base = nullptr;
     std::vector<const Expr*> indices; ///< outermost dimension first
+    /// `row[k]` through a local pointer into the array (`const T* row = a + r * w;`): the
+    /// local's offset, added to the index.
+    const PointerAlias* alias = nullptr;
 };
 
 SymValue combineValues(const SymValue& a, const SymValue& b) {
@@ -155,6 +169,8 @@ private:
     /// Below kMaxWalkDepth: instead of walking `s`, keeps every array it names home.
     void keepArraysHome(const Stmt* s);
     void walkVarInit(const VarDecl* vd);
+    /// `vd` as a PointerAlias (its offset walked), when it is one; false otherwise.
+    bool recordAlias(const VarDecl* vd);
     void handleSubscript(const ArraySubscriptExpr* ase, Use use, const std::string& member);
     void handleMember(const MemberExpr* me, Use use);
     void handleCall(const CallExpr* call, Use use);
@@ -243,6 +259,7 @@ private:
     std::map<const VarDecl*, size_t> globalIndex_;
     std::set<std::pair<LocKey, bool>> unknownSeen_;
     std::set<const VarDecl*> targetsEvaluating_;
+    std::map<const VarDecl*, PointerAlias> aliases_;
     int evalDepth_ = 0;
     int walkDepth_ = 0;
 };
@@ -455,6 +472,13 @@ std::optional<SubscriptMatch> KernelWalker::matchSubscript(const ArraySubscriptE
         indices.insert(indices.begin(), inner->getIdx());
         base = inner->getBase()->IgnoreParenImpCasts();
     }
+    if (const auto* dre = dyn_cast<DeclRefExpr>(base); dre != nullptr && indices.size() == 1) {
+        if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl())) {
+            if (auto it = aliases_.find(vd); it != aliases_.end()) {
+                return SubscriptMatch{it->second.array, base, std::move(indices), &it->second};
+            }
+        }
+    }
     auto a = arrayOf(base);
     if (!a || raw_.info.arrays[*a].kind == ki::ArrayKind::TextureObject) {
         return std::nullopt;
@@ -584,11 +608,97 @@ void KernelWalker::walkVarInit(const VarDecl* vd) {
     QualType t = vd->getType();
     if (t->isReferenceType()) {
         walkExpr(init, t->getPointeeType().isConstQualified() ? Use::Read : Use::ReadWrite);
+    } else if (t->isPointerType() && recordAlias(vd)) {
+        return;
     } else if (t->isPointerType()) {
         walkExpr(init, Use::Store);
     } else {
         walkExpr(init, Use::Read);
     }
+}
+
+namespace {
+
+/// A reference to `vd` in `body` that does not subscript it (`vd[k]`, `(vd)[k]`, a 1-D element):
+/// one that reads, modifies, passes, captures or takes the address of the pointer; null if none.
+const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body) {
+    bool ok = true;
+    const DeclRefExpr* culprit = nullptr;
+    // (node, the nearest enclosing node that is not a parenthesis or an implicit cast)
+    std::vector<std::pair<const Stmt*, const Stmt*>> pending{{body, nullptr}};
+    while (ok && !pending.empty()) {
+        auto [cur, parent] = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        if (const auto* dre = dyn_cast<DeclRefExpr>(cur); dre != nullptr && dre->getDecl() == vd) {
+            const auto* ase = dyn_cast_or_null<ArraySubscriptExpr>(parent);
+            ok = ase != nullptr && ase->getBase()->IgnoreParenImpCasts() == dre &&
+                 ase->getLHS()->IgnoreParenImpCasts() == dre && !ase->getType()->isArrayType();
+            culprit = ok ? nullptr : dre;
+            continue;
+        }
+        const bool transparent = isa<ParenExpr>(cur) || isa<ImplicitCastExpr>(cur);
+        for (const Stmt* child : cur->children()) {
+            pending.emplace_back(child, transparent ? parent : cur);
+        }
+    }
+    return culprit;
+}
+
+} // namespace
+
+bool KernelWalker::recordAlias(const VarDecl* vd) {
+    // Locals of the kernel itself (not of helpers, whose arrays may differ per call), one per
+    // declaration statement (the rewriter edits the declaration), not volatile.
+    if (frames_.size() != 1 || !vd->hasLocalStorage() || isa<ParmVarDecl>(vd) ||
+        vd->getDeclContext() != frame().fn ||
+        vd->getType()->getPointeeType().isVolatileQualified() || frame().fn->getBody() == nullptr) {
+        return false;
+    }
+    auto m = matchPointer(vd->getInit());
+    if (!m || raw_.info.arrays[m->array].kind != ki::ArrayKind::Parameter ||
+        raw_.info.arrays[m->array].dims.size() >= 2 ||
+        (m->element != nullptr && m->elementIndices.size() != 1) ||
+        !ctx_.hasSameUnqualifiedType(vd->getType()->getPointeeType(),
+                                     m->base->getType()->getPointeeType())) {
+        return false;
+    }
+    if (const DeclRefExpr* other = notSubscripted(vd, frame().fn->getBody())) {
+        // Moved, passed on, compared...: its accesses are not followed; the array stays home.
+        addHazard(ki::HazardKind::PointerArithmetic, m->array, vd->getInit()->getBeginLoc(),
+                  fmt::format("the local pointer '{}' = '{}' is used other than as {}[k] ({})",
+                              vd->getNameAsString(), truncate(text(vd->getInit())),
+                              vd->getNameAsString(), where(other->getBeginLoc())));
+        walkPointerIndices(*m);
+        return true;
+    }
+    PointerAlias alias;
+    alias.array = m->array;
+    alias.offset = SymValue::constant(0);
+    std::vector<std::pair<const Expr*, bool>> terms = m->terms;
+    if (m->element != nullptr) {
+        terms.emplace_back(m->elementIndices[0], false);
+    }
+    for (const auto& [term, negated] : terms) {
+        SymValue v = eval(term);
+        if (negated && v.isPoly()) {
+            v = SymValue::ofPoly(-v.poly);
+        }
+        alias.offset = alias.text.empty() ? v
+                       : alias.offset.isPoly() && v.isPoly()
+                           ? SymValue::ofPoly(alias.offset.poly + v.poly)
+                           : combineValues(alias.offset, v);
+        alias.text += alias.text.empty() ? (negated ? "-" : "") + text(term)
+                                         : (negated ? " - " : " + ") + text(term);
+    }
+    if (alias.text.empty()) {
+        alias.text = "0";
+    }
+    walkPointerIndices(*m);
+    aliases_[vd] = std::move(alias);
+    return true;
 }
 
 void KernelWalker::walkExpr(const Expr* e, Use use) {
@@ -1575,7 +1685,12 @@ void KernelWalker::recordSubscriptSite(const Expr* accessExpr, const SubscriptMa
     std::vector<SymValue> values = evalIndices(m.indices);
     SymValue flat = flatten(m.array, values);
     std::string idxText;
-    if (m.indices.size() == 1) {
+    if (m.alias != nullptr) {
+        flat = flat.isPoly() && m.alias->offset.isPoly()
+                   ? SymValue::ofPoly(m.alias->offset.poly + flat.poly)
+                   : combineValues(m.alias->offset, flat);
+        idxText = m.alias->text + " + " + text(m.indices[0]);
+    } else if (m.indices.size() == 1) {
         idxText = text(m.indices[0]);
     } else {
         for (const Expr* i : m.indices) {

@@ -8,6 +8,7 @@
 #include <clang/Basic/SourceManager.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace memplace::rewrite::detail {
@@ -223,6 +224,54 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
     }
     s.why = "an access the rewriter does not know";
     return s;
+}
+
+std::vector<PointerAliasInit> pointerAliasesIn(const Stmt* body) {
+    std::vector<PointerAliasInit> out;
+    std::vector<const Stmt*> pending{body};
+    while (!pending.empty()) {
+        const Stmt* cur = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        for (const Stmt* child : cur->children()) {
+            pending.push_back(child);
+        }
+        const auto* ds = dyn_cast<DeclStmt>(cur);
+        const auto* vd =
+            ds != nullptr && ds->isSingleDecl() ? dyn_cast<VarDecl>(ds->getSingleDecl()) : nullptr;
+        if (vd == nullptr || !vd->getType()->isPointerType() || vd->getInit() == nullptr ||
+            isa<ParmVarDecl>(vd)) {
+            continue;
+        }
+        PointerAliasInit a;
+        a.var = vd;
+        const Expr* init = vd->getInit()->IgnoreParenImpCasts();
+        if (const DeclRefExpr* d = namedPointer(init); d != nullptr && pointerParamOf(d)) {
+            a.param = d;
+        } else if (auto pa = pointerPlus(init); pa && pointerParamOf(pa->first)) {
+            a.param = pa->first;
+            a.terms = std::move(pa->second);
+        } else if (const auto* u = dyn_cast<UnaryOperator>(init);
+                   u != nullptr && u->getOpcode() == UO_AddrOf) {
+            const auto* ase = dyn_cast<ArraySubscriptExpr>(u->getSubExpr()->IgnoreParens());
+            const DeclRefExpr* d = ase != nullptr ? namedPointer(ase->getBase()) : nullptr;
+            if (d != nullptr && pointerParamOf(d) &&
+                ase->getBase()->IgnoreParenImpCasts() == ase->getLHS()->IgnoreParenImpCasts()) {
+                a.param = d;
+                a.element = ase;
+                a.terms.push_back(OffsetTerm{ase->getIdx(), false});
+            }
+        }
+        if (a.param != nullptr) {
+            out.push_back(std::move(a));
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const PointerAliasInit& x, const PointerAliasInit& y) {
+        return x.var->getBeginLoc() < y.var->getBeginLoc();
+    });
+    return out;
 }
 
 bool deducesType(ASTContext& ctx, const Expr* site) {

@@ -66,6 +66,18 @@ struct SiteShape {
     const clang::MemberExpr* member = nullptr;
     std::string why; ///< when the site cannot be expressed through an accessor
 };
+/// A local pointer declared alone in its statement and initialised with a pointer into a
+/// pointer parameter: `const float* row = m + r * cols;` (terms `r * cols`), `const float* q =
+/// &a[i];` (`element`: the term is the subscript's index), `float* p = a;` (no term).
+struct PointerAliasInit {
+    const clang::VarDecl* var = nullptr;
+    const clang::DeclRefExpr* param = nullptr;
+    std::vector<OffsetTerm> terms;
+    const clang::ArraySubscriptExpr* element = nullptr;
+};
+/// The pointer aliases declared in `body` (a kernel's), in source order.
+std::vector<PointerAliasInit> pointerAliasesIn(const clang::Stmt* body);
+
 /// The form of the site expression the frontend recorded (SiteSource::expr), or why it is not
 /// one the rewriter handles (`why` set, `base` possibly null).
 SiteShape shapeOf(clang::ASTContext& ctx, const clang::Expr* site);

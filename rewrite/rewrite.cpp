@@ -379,7 +379,7 @@ struct Edge {
     SourceLocation at;
 };
 
-enum class UseKind { SiteBase, HelperArg, Other };
+enum class UseKind { SiteBase, HelperArg, AliasInit, Other };
 struct Use {
     const DeclRefExpr* dre = nullptr;
     ParamKey key;
@@ -402,6 +402,10 @@ private:
     void planHelpers();
     void addExtraCompiled();
     void classifyUses();
+    /// The edits that make a pointer alias a view of its accessor, or nullopt when its text is
+    /// not what they assume.
+    std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+    aliasEdits(const detail::PointerAliasInit& a) const;
     void fixpoint();
     void planLaunches();
     void finishArrays(Group& g);
@@ -443,6 +447,12 @@ private:
     std::vector<std::unique_ptr<SiteRec>> sites_;
     std::map<int, SiteRec*> siteById_;
     std::set<const DeclRefExpr*> siteBases_;
+    /// Local pointers into pointer parameters (`const float* row = m + r * cols;`) declared in
+    /// the analysed kernels, and, for those whose every use is an access site and whose text
+    /// can be edited, the parameter reference of their initialiser.
+    std::vector<detail::PointerAliasInit> aliases_;
+    std::map<const VarDecl*, ParamKey> aliasKey_;
+    std::map<const DeclRefExpr*, const detail::PointerAliasInit*> aliasByParamRef_;
     std::map<ParamKey, HelperParam> helpers_;
     std::vector<Edge> edges_;
     std::vector<Use> uses_;
@@ -643,7 +653,80 @@ void Rewriter::buildGroups() {
 
 // ---- sites -------------------------------------------------------------------------------
 
+std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+Rewriter::aliasEdits(const detail::PointerAliasInit& a) const {
+    // `const float* row = m + a - b;` becomes `auto row = memplace::offset(m, a,
+    // memplace::minus(b));` (a view of the accessor at that offset, evaluated once, here).
+    std::vector<std::tuple<unsigned, unsigned, std::string>> out;
+    auto begin = src_.offset(a.var->getBeginLoc());
+    auto name = src_.offset(a.var->getLocation());
+    auto init = src_.range(a.var->getInit()->getSourceRange());
+    auto param = src_.range(a.param->getSourceRange());
+    if (!begin || !name || !init || !param || *begin >= *name || *name >= init->first) {
+        return std::nullopt;
+    }
+    const std::string p = src_.slice(*param);
+    if (!matches(p, "[A-Za-z_][A-Za-z_0-9]*") ||
+        !matches(src_.slice(*begin, *name), "[A-Za-z_0-9\\s*&:<>,]*")) {
+        return std::nullopt;
+    }
+    out.emplace_back(*begin, *name, a.var->getType().isConstQualified() ? "const auto " : "auto ");
+    if (a.terms.empty()) {
+        if (!matches(src_.slice(*init), ("[(\\s]*" + p + "[)\\s]*").c_str())) {
+            return std::nullopt;
+        }
+        out.emplace_back(init->first, init->second, "memplace::offset(" + p + ")");
+        return out;
+    }
+    std::vector<std::pair<unsigned, unsigned>> ranges;
+    for (const detail::OffsetTerm& t : a.terms) {
+        auto r = src_.range(t.expr->getSourceRange());
+        if (!r) {
+            return std::nullopt;
+        }
+        ranges.push_back(*r);
+    }
+    auto op = [&](size_t k) { return a.terms[k].negated ? std::string("-") : std::string("\\+"); };
+    auto open = [&](size_t k) { return a.terms[k].negated ? "memplace::minus(" : ""; };
+    auto close = [&](size_t k) { return a.terms[k].negated ? ")" : ""; };
+    auto between = [&](unsigned x, unsigned y) {
+        return x <= y ? src_.slice(x, y) : std::string("\x01");
+    };
+    const std::string first = between(init->first, ranges[0].first);
+    const std::string last = between(ranges.back().second, init->second);
+    if (a.element != nullptr) {
+        if (!matches(first, ("&\\s*[(\\s]*" + p + "[)\\s]*\\[\\s*").c_str()) ||
+            !matches(last, "\\s*\\]")) {
+            return std::nullopt;
+        }
+    } else if (!matches(first, ("[(\\s]*" + p + "[)\\s]*" + op(0) + "\\s*").c_str()) ||
+               !matches(last, "[)\\s]*")) {
+        return std::nullopt;
+    }
+    out.emplace_back(init->first, ranges[0].first, "memplace::offset(" + p + ", " + open(0));
+    for (size_t k = 1; k < ranges.size(); ++k) {
+        if (!matches(between(ranges[k - 1].second, ranges[k].first),
+                     ("[)\\s]*" + op(k) + "[\\s]*").c_str())) {
+            return std::nullopt;
+        }
+        out.emplace_back(ranges[k - 1].second, ranges[k].first,
+                         std::string(close(k - 1)) + ", " + open(k));
+    }
+    out.emplace_back(ranges.back().second, init->second,
+                     std::string(close(a.terms.size() - 1)) + ")");
+    return out;
+}
+
 void Rewriter::collectSites() {
+    // Local pointers into parameters: an access through one is an access of the parameter.
+    for (const frontend::KernelSource& ks : a_.kernels()) {
+        if (ks.decl != nullptr && ks.decl->getBody() != nullptr) {
+            for (auto& a : detail::pointerAliasesIn(ks.decl->getBody())) {
+                aliasKey_[a.var] = *detail::pointerParamOf(a.param);
+                aliases_.push_back(std::move(a));
+            }
+        }
+    }
     const auto& kernels = a_.info().kernels;
     for (size_t k = 0; k < kernels.size(); ++k) {
         const auto& infoSites = kernels[k].sites;
@@ -670,6 +753,10 @@ void Rewriter::collectSites() {
             rec->shape = shape;
             if (shape.base != nullptr) {
                 rec->key = detail::pointerParamOf(shape.base);
+                if (auto it = aliasKey_.find(dyn_cast<VarDecl>(shape.base->getDecl()));
+                    !rec->key && it != aliasKey_.end()) {
+                    rec->key = it->second;
+                }
             }
             SourceLocation at = ss.expr != nullptr ? ss.expr->getBeginLoc() : SourceLocation();
             if (!shape.why.empty()) {
@@ -1013,12 +1100,39 @@ void Rewriter::classifyUses() {
             }
         }
     }
+    // A pointer alias serves its parameter's accessor when every reference to it is the base of
+    // an access site (the frontend recorded one only where all are) and its text can be edited.
+    for (const detail::PointerAliasInit& a : aliases_) {
+        bool ok = aliasEdits(a).has_value();
+        const auto* owner = dyn_cast_or_null<FunctionDecl>(a.var->getDeclContext());
+        ok = ok && owner != nullptr && owner->getBody() != nullptr;
+        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
+        while (ok && !pending.empty()) {
+            const Stmt* cur = pending.back();
+            pending.pop_back();
+            if (cur == nullptr) {
+                continue;
+            }
+            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+                dre != nullptr && dre->getDecl() == a.var && siteBases_.count(dre) == 0) {
+                ok = false;
+            }
+            for (const Stmt* child : cur->children()) {
+                pending.push_back(child);
+            }
+        }
+        if (ok) {
+            aliasByParamRef_[a.param] = &a;
+        }
+    }
     for (const auto& [dre, key] : facts_.paramUses) {
         Use u;
         u.dre = dre;
         u.key = key;
         if (siteBases_.count(dre) != 0) {
             u.kind = UseKind::SiteBase;
+        } else if (aliasByParamRef_.count(dre) != 0) {
+            u.kind = UseKind::AliasInit;
         } else if (auto it = passed.find(dre); it != passed.end()) {
             u.kind = UseKind::HelperArg;
             u.helper = it->second;
@@ -1048,8 +1162,8 @@ void Rewriter::fixpoint() {
             }
         }
         for (const Use& u : uses_) {
-            bool ok =
-                u.kind == UseKind::SiteBase || (u.kind == UseKind::HelperArg && active(u.helper));
+            bool ok = u.kind == UseKind::SiteBase || u.kind == UseKind::AliasInit ||
+                      (u.kind == UseKind::HelperArg && active(u.helper));
             if (ok) {
                 continue;
             }
@@ -1678,6 +1792,24 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
         edits.insert(ls, close, 1);
     } else {
         edits.insert(rb, "\n" + close + indent, 1);
+    }
+    // Pointer aliases of accessor arrays become views of the accessor (once per declaration
+    // as written: instantiations share it).
+    std::set<unsigned> aliasesDone;
+    for (const auto& [ref, alias] : aliasByParamRef_) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(alias->var->getLocation());
+        if (!key || key->fn != p || !at || !aliasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto aliasText = aliasEdits(*alias);
+                for (const auto& [b, e, t] : *aliasText) {
+                    edits.replace(b, e, t);
+                }
+            }
+        }
     }
     for (const auto& up : sites_) {
         if (!up->key || up->key->fn != p) {

@@ -149,20 +149,20 @@ __global__ void reverse_copy(int n, unsigned shift, MP_in in, MP_out out) {
 };
 
 // A local row pointer: `const float* row = m + r * cols; ... row[k]`.
-template <class MP_v, class MP_out>
-__global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) {
-    memplace::stage(v, out);
+template <class MP_m, class MP_v, class MP_out>
+__global__ void row_dot(int rows, int cols, MP_m m, MP_v v, MP_out out) {
+    memplace::stage(m, v, out);
     [&]() {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
-        const float* row = m + r * cols;
+        auto row = memplace::offset(m, r * cols);
         const int dst = r;
         r = -1; // the pointer was computed above: `row` still points at row `dst`
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
-            s += row[k] * v[memplace::at<7>(k)];
+            s += row[memplace::at<7>(k)] * v[memplace::at<8>(k)];
         }
-        out[memplace::at<8>(dst)] = s;
+        out[memplace::at<9>(dst)] = s;
     }
     }();
     memplace::unstage(out);
@@ -171,44 +171,43 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
 // memplace: what the runtime needs to know about kernel 'row_dot' (docs/rewrite-contract.md)
 struct memplace_kernel_row_dot {
     static constexpr const char* name = "row_dot";
-    static constexpr int numArrays = 2;
-    static constexpr memplace::ArrayDesc arrays[2] = {
+    static constexpr int numArrays = 3;
+    static constexpr memplace::ArrayDesc arrays[3] = {
+        {"m", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
         {"v", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
         {"out", 4, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
-    using types = memplace::Types<const float, float>;
+    using types = memplace::Types<const float, const float, float>;
     // Specialised besides the default (every array where the program keeps it):
     // every array global, read-only arrays on the read-only path, and every
     // array in its likely place (docs/rewriting.md).
     using compiled = memplace::Instantiations<
-        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>,
-        memplace::Places<memplace::Place::Constant, memplace::Place::Global>>;
-    // It reads through a pointer whose target is unknown: no written array leaves where the
-    // program keeps it (but for global and l2persist).
-    static constexpr const char* unknownReads =
-        "the parameter 'm', left a raw pointer";
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::ReadOnly,
+            memplace::Place::Global>,
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Constant,
+            memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "row_dot";
-    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitTypes[3] = {"const float", "const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 
-template <class MP_v, class MP_out>
-__global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) {
-    memplace::stage(v, out);
+template <class MP_m, class MP_v, class MP_out>
+__global__ void row_dot(int rows, int cols, MP_m m, MP_v v, MP_out out) {
+    memplace::stage(m, v, out);
     [&]() {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
-        const float* row = m + r * cols;
+        auto row = memplace::offset(m, r * cols);
         const int dst = r;
         r = -1; // the pointer was computed above: `row` still points at row `dst`
         float s = 0.0f;
         for (int k = 0; k < cols; ++k) {
-            s += row[k] * v[memplace::at<7>(k)];
+            s += row[memplace::at<7>(k)] * v[memplace::at<8>(k)];
         }
-        out[memplace::at<8>(dst)] = s;
+        out[memplace::at<9>(dst)] = s;
     }
     }();
     memplace::unstage(out);
@@ -216,10 +215,10 @@ __global__ void row_dot(int rows, int cols, const float* m, MP_v v, MP_out out) 
 )memplace";
     template <class... Acc>
     static auto kernel() { return &row_dot<Acc...>; }
-    template <class MP_v, class MP_out>
+    template <class MP_m, class MP_v, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
-            int rows, int cols, const float *m, MP_v v, MP_out out) {
-        auto mp_kernel = kernel<MP_v, MP_out>();
+            int rows, int cols, MP_m m, MP_v v, MP_out out) {
+        auto mp_kernel = kernel<MP_m, MP_v, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, rows, cols, m, v, out);
     }
 };
@@ -237,7 +236,7 @@ __global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
             s += p[0];
             p += 1;
         }
-        out[memplace::at<9>(r)] = s;
+        out[memplace::at<10>(r)] = s;
     }
     }();
     memplace::unstage(out);
@@ -275,7 +274,7 @@ __global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
             s += p[0];
             p += 1;
         }
-        out[memplace::at<9>(r)] = s;
+        out[memplace::at<10>(r)] = s;
     }
     }();
     memplace::unstage(out);
@@ -292,18 +291,18 @@ __global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
 };
 
 // An element's address kept in a local: `const float* q = &a[base]; ... q[k]`.
-template <class MP_out>
-__global__ void window_sum(int n, int window, const float* a, MP_out out) {
-    memplace::stage(out);
+template <class MP_a, class MP_out>
+__global__ void window_sum(int n, int window, MP_a a, MP_out out) {
+    memplace::stage(a, out);
     [&]() {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i + window <= n) {
-        const float* q = &a[i];
+        auto q = memplace::offset(a, i);
         float s = 0.0f;
         for (int k = 0; k < window; ++k) {
-            s += q[k];
+            s += q[memplace::at<11>(k)];
         }
-        out[memplace::at<10>(i)] = s;
+        out[memplace::at<12>(i)] = s;
     }
     }();
     memplace::unstage(out);
@@ -312,35 +311,37 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
 // memplace: what the runtime needs to know about kernel 'window_sum' (docs/rewrite-contract.md)
 struct memplace_kernel_window_sum {
     static constexpr const char* name = "window_sum";
-    static constexpr int numArrays = 1;
-    static constexpr memplace::ArrayDesc arrays[1] = {
+    static constexpr int numArrays = 2;
+    static constexpr memplace::ArrayDesc arrays[2] = {
+        {"a", 2, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_1d, 1},
         {"out", 3, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
     };
-    using types = memplace::Types<float>;
-    // It reads through a pointer whose target is unknown: no written array leaves where the
-    // program keeps it (but for global and l2persist).
-    static constexpr const char* unknownReads =
-        "the parameter 'a', left a raw pointer";
+    using types = memplace::Types<const float, float>;
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>>;
     // Just in time (NVRTC): the kernel's name, its element types and its device code
     // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
     static constexpr const char* jitKernel = "window_sum";
-    static constexpr const char* jitTypes[1] = {"float"};
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
     static constexpr const char* jitSource = R"memplace(
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 
-template <class MP_out>
-__global__ void window_sum(int n, int window, const float* a, MP_out out) {
-    memplace::stage(out);
+template <class MP_a, class MP_out>
+__global__ void window_sum(int n, int window, MP_a a, MP_out out) {
+    memplace::stage(a, out);
     [&]() {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i + window <= n) {
-        const float* q = &a[i];
+        auto q = memplace::offset(a, i);
         float s = 0.0f;
         for (int k = 0; k < window; ++k) {
-            s += q[k];
+            s += q[memplace::at<11>(k)];
         }
-        out[memplace::at<10>(i)] = s;
+        out[memplace::at<12>(i)] = s;
     }
     }();
     memplace::unstage(out);
@@ -348,10 +349,10 @@ __global__ void window_sum(int n, int window, const float* a, MP_out out) {
 )memplace";
     template <class... Acc>
     static auto kernel() { return &window_sum<Acc...>; }
-    template <class MP_out>
+    template <class MP_a, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
-            int window, const float *a, MP_out out) {
-        auto mp_kernel = kernel<MP_out>();
+            int window, MP_a a, MP_out out) {
+        auto mp_kernel = kernel<MP_a, MP_out>();
         MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, n, window, a, out);
     }
 };
