@@ -171,6 +171,9 @@ private:
     void walkVarInit(const VarDecl* vd);
     /// `vd` as a PointerAlias (its offset walked), when it is one; false otherwise.
     bool recordAlias(const VarDecl* vd);
+    /// A parameter rebased at the top of the kernel (`src += offset;`) as a PointerAlias of
+    /// itself; false when `e` is not one.
+    bool recordRebase(const Expr* e);
     void handleSubscript(const ArraySubscriptExpr* ase, Use use, const std::string& member);
     void handleMember(const MemberExpr* me, Use use);
     void handleCall(const CallExpr* call, Use use);
@@ -532,7 +535,9 @@ void KernelWalker::walkStmt(const Stmt* s) {
         return;
     }
     if (const auto* e = dyn_cast<Expr>(s)) {
-        walkExpr(e, Use::Read);
+        if (!recordRebase(e)) {
+            walkExpr(e, Use::Read);
+        }
         return;
     }
     if (walkDepth_ >= kMaxWalkDepth) {
@@ -621,7 +626,8 @@ namespace {
 
 /// A reference to `vd` in `body` that does not subscript it (`vd[k]`, `(vd)[k]`, a 1-D element):
 /// one that reads, modifies, passes, captures or takes the address of the pointer; null if none.
-const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body) {
+const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body,
+                                  const DeclRefExpr* skip = nullptr) {
     bool ok = true;
     const DeclRefExpr* culprit = nullptr;
     // (node, the nearest enclosing node that is not a parenthesis or an implicit cast)
@@ -632,7 +638,8 @@ const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body) {
         if (cur == nullptr) {
             continue;
         }
-        if (const auto* dre = dyn_cast<DeclRefExpr>(cur); dre != nullptr && dre->getDecl() == vd) {
+        if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+            dre != nullptr && dre->getDecl() == vd && dre != skip) {
             const auto* ase = dyn_cast_or_null<ArraySubscriptExpr>(parent);
             ok = ase != nullptr && ase->getBase()->IgnoreParenImpCasts() == dre &&
                  ase->getLHS()->IgnoreParenImpCasts() == dre && !ase->getType()->isArrayType();
@@ -648,6 +655,65 @@ const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body) {
 }
 
 } // namespace
+
+/// Whether `s` (or what it contains) refers to `vd`.
+bool refersTo(const Stmt* s, const VarDecl* vd) {
+    if (s == nullptr) {
+        return false;
+    }
+    if (const auto* dre = dyn_cast<DeclRefExpr>(s); dre != nullptr && dre->getDecl() == vd) {
+        return true;
+    }
+    return std::any_of(s->child_begin(), s->child_end(),
+                       [&](const Stmt* c) { return refersTo(c, vd); });
+}
+
+bool KernelWalker::recordRebase(const Expr* e) {
+    // `src += baseY * pitch + baseX;` as a statement of the kernel's own body, before any other
+    // use of `src`, which is afterwards only subscripted: `src[k]` is the array's element
+    // `baseY * pitch + baseX + k` (the rewriter: `const auto mp_src = memplace::offset(src,
+    // ...)`, and `mp_src[k]`).
+    const auto* b = dyn_cast<BinaryOperator>(e->IgnoreParens());
+    const auto* body =
+        frames_.size() == 1 ? dyn_cast_or_null<CompoundStmt>(frame().fn->getBody()) : nullptr;
+    if (b == nullptr || body == nullptr ||
+        (b->getOpcode() != BO_AddAssign && b->getOpcode() != BO_SubAssign) ||
+        !isIntegral(b->getRHS()->getType())) {
+        return false;
+    }
+    const auto* lhs = dyn_cast<DeclRefExpr>(b->getLHS()->IgnoreParenImpCasts());
+    const auto* p = lhs != nullptr ? dyn_cast<ParmVarDecl>(lhs->getDecl()) : nullptr;
+    auto it = p != nullptr ? frame().arrayParams.find(p) : frame().arrayParams.end();
+    if (it == frame().arrayParams.end() || aliases_.count(p) != 0 ||
+        raw_.info.arrays[it->second].kind != ki::ArrayKind::Parameter ||
+        raw_.info.arrays[it->second].dims.size() >= 2 ||
+        p->getType()->getPointeeType().isVolatileQualified()) {
+        return false;
+    }
+    bool before = false;
+    bool top = false;
+    for (const Stmt* st : body->body()) {
+        if (st == e) {
+            top = true;
+            break;
+        }
+        before = before || refersTo(st, p);
+    }
+    if (!top || before || notSubscripted(p, body, lhs) != nullptr) {
+        return false;
+    }
+    PointerAlias alias;
+    alias.array = it->second;
+    const bool negated = b->getOpcode() == BO_SubAssign;
+    alias.offset = eval(b->getRHS());
+    if (negated && alias.offset.isPoly()) {
+        alias.offset = SymValue::ofPoly(-alias.offset.poly);
+    }
+    alias.text = (negated ? "-(" : "") + text(b->getRHS()) + (negated ? ")" : "");
+    walkExpr(b->getRHS(), Use::Read);
+    aliases_[p] = std::move(alias);
+    return true;
+}
 
 bool KernelWalker::recordAlias(const VarDecl* vd) {
     // Locals of the kernel itself (not of helpers, whose arrays may differ per call), one per

@@ -274,6 +274,26 @@ std::vector<PointerAliasInit> pointerAliasesIn(const Stmt* body) {
     return out;
 }
 
+std::vector<PointerRebase> pointerRebasesIn(const Stmt* body) {
+    std::vector<PointerRebase> out;
+    const auto* cs = dyn_cast_or_null<CompoundStmt>(body);
+    if (cs == nullptr) {
+        return out;
+    }
+    for (const Stmt* st : cs->body()) {
+        const auto* b = dyn_cast<BinaryOperator>(st);
+        if (b == nullptr || (b->getOpcode() != BO_AddAssign && b->getOpcode() != BO_SubAssign) ||
+            !b->getRHS()->getType()->isIntegralOrEnumerationType()) {
+            continue;
+        }
+        const auto* d = dyn_cast<DeclRefExpr>(b->getLHS()->IgnoreParenImpCasts());
+        if (d != nullptr && pointerParamOf(d)) {
+            out.push_back(PointerRebase{b, d, b->getOpcode() == BO_SubAssign});
+        }
+    }
+    return out;
+}
+
 bool deducesType(ASTContext& ctx, const Expr* site) {
     const Expr* cur = site;
     while (true) {

@@ -78,6 +78,16 @@ struct PointerAliasInit {
 /// The pointer aliases declared in `body` (a kernel's), in source order.
 std::vector<PointerAliasInit> pointerAliasesIn(const clang::Stmt* body);
 
+/// A pointer parameter rebased by a statement of the kernel's own body: `src += offset;`
+/// (`negated` for `-=`).
+struct PointerRebase {
+    const clang::BinaryOperator* op = nullptr;
+    const clang::DeclRefExpr* param = nullptr;
+    bool negated = false;
+};
+/// The rebases among the statements of `body` (a kernel's), in source order.
+std::vector<PointerRebase> pointerRebasesIn(const clang::Stmt* body);
+
 /// The form of the site expression the frontend recorded (SiteSource::expr), or why it is not
 /// one the rewriter handles (`why` set, `base` possibly null).
 SiteShape shapeOf(clang::ASTContext& ctx, const clang::Expr* site);

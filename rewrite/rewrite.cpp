@@ -406,6 +406,8 @@ private:
     /// not what they assume.
     std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
     aliasEdits(const detail::PointerAliasInit& a) const;
+    std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+    rebaseEdits(const detail::PointerRebase& r) const;
     void fixpoint();
     void planLaunches();
     void finishArrays(Group& g);
@@ -453,6 +455,12 @@ private:
     std::vector<detail::PointerAliasInit> aliases_;
     std::map<const VarDecl*, ParamKey> aliasKey_;
     std::map<const DeclRefExpr*, const detail::PointerAliasInit*> aliasByParamRef_;
+    /// Parameters rebased at the top of a kernel (`src += offset;`) whose every other use is
+    /// a later access site: the rebase declares `mp_<name>`, a view of the accessor, and the
+    /// sites use it.
+    std::vector<detail::PointerRebase> rebases_;
+    std::map<const DeclRefExpr*, const detail::PointerRebase*> rebaseByParamRef_;
+    std::map<const ParmVarDecl*, std::string> rebasedName_;
     std::map<ParamKey, HelperParam> helpers_;
     std::vector<Edge> edges_;
     std::vector<Use> uses_;
@@ -717,7 +725,38 @@ Rewriter::aliasEdits(const detail::PointerAliasInit& a) const {
     return out;
 }
 
+std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+Rewriter::rebaseEdits(const detail::PointerRebase& r) const {
+    // `src += baseY * pitch + baseX;` becomes `const auto mp_src = memplace::offset(src, baseY *
+    // pitch + baseX);`.
+    auto whole = src_.range(r.op->getSourceRange());
+    auto rhs = src_.range(r.op->getRHS()->getSourceRange());
+    auto param = src_.range(r.param->getSourceRange());
+    if (!whole || !rhs || !param || rhs->second != whole->second || whole->first > rhs->first) {
+        return std::nullopt;
+    }
+    const std::string p = src_.slice(*param);
+    if (!matches(p, "[A-Za-z_][A-Za-z_0-9]*") ||
+        !matches(src_.slice(whole->first, rhs->first),
+                 ("[(\\s]*" + p + "[)\\s]*" + (r.negated ? "-=" : "\\+=") + "\\s*").c_str())) {
+        return std::nullopt;
+    }
+    std::vector<std::tuple<unsigned, unsigned, std::string>> out;
+    out.emplace_back(whole->first, rhs->first,
+                     "const auto mp_" + p + " = memplace::offset(" + p + ", " +
+                         (r.negated ? "memplace::minus(" : ""));
+    out.emplace_back(rhs->second, rhs->second, r.negated ? "))" : ")");
+    return out;
+}
+
 void Rewriter::collectSites() {
+    for (const frontend::KernelSource& ks : a_.kernels()) {
+        if (ks.decl != nullptr && ks.decl->getBody() != nullptr) {
+            for (auto& r : detail::pointerRebasesIn(ks.decl->getBody())) {
+                rebases_.push_back(r);
+            }
+        }
+    }
     // Local pointers into parameters: an access through one is an access of the parameter.
     for (const frontend::KernelSource& ks : a_.kernels()) {
         if (ks.decl != nullptr && ks.decl->getBody() != nullptr) {
@@ -1125,13 +1164,43 @@ void Rewriter::classifyUses() {
             aliasByParamRef_[a.param] = &a;
         }
     }
+    // A rebased parameter: one rebase, every other reference a later access site.
+    for (const detail::PointerRebase& r : rebases_) {
+        const auto* pv = cast<ParmVarDecl>(r.param->getDecl());
+        const auto* owner = dyn_cast<FunctionDecl>(pv->getDeclContext());
+        auto end = src_.offset(r.op->getEndLoc());
+        bool ok = rebaseEdits(r).has_value() && owner != nullptr && owner->getBody() != nullptr &&
+                  end.has_value() &&
+                  std::count_if(rebases_.begin(), rebases_.end(),
+                                [&](const auto& o) { return o.param->getDecl() == pv; }) == 1;
+        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
+        while (ok && !pending.empty()) {
+            const Stmt* cur = pending.back();
+            pending.pop_back();
+            if (cur == nullptr) {
+                continue;
+            }
+            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+                dre != nullptr && dre->getDecl() == pv && dre != r.param) {
+                auto at = src_.offset(dre->getBeginLoc());
+                ok = siteBases_.count(dre) != 0 && at && *at > *end;
+            }
+            for (const Stmt* child : cur->children()) {
+                pending.push_back(child);
+            }
+        }
+        if (ok) {
+            rebaseByParamRef_[r.param] = &r;
+            rebasedName_[pv] = "mp_" + pv->getNameAsString();
+        }
+    }
     for (const auto& [dre, key] : facts_.paramUses) {
         Use u;
         u.dre = dre;
         u.key = key;
         if (siteBases_.count(dre) != 0) {
             u.kind = UseKind::SiteBase;
-        } else if (aliasByParamRef_.count(dre) != 0) {
+        } else if (aliasByParamRef_.count(dre) != 0 || rebaseByParamRef_.count(dre) != 0) {
             u.kind = UseKind::AliasInit;
         } else if (auto it = passed.find(dre); it != passed.end()) {
             u.kind = UseKind::HelperArg;
@@ -1548,7 +1617,16 @@ void Rewriter::emitSite(const SiteRec& s, bool written, EditList& edits) {
         index = src_.range(ss.indices[0]);
     }
     const std::string at = fmt::format("memplace::at<{}>(", s.id);
-    const std::string baseText = base ? src_.slice(*base) : std::string();
+    std::string baseText = base ? src_.slice(*base) : std::string();
+    const auto* baseParam =
+        s.shape.base != nullptr ? dyn_cast<ParmVarDecl>(s.shape.base->getDecl()) : nullptr;
+    if (auto it = rebasedName_.find(baseParam); it != rebasedName_.end() && base) {
+        // A rebased parameter: the view its rebase declared (`mp_src`).
+        baseText = it->second;
+        if (s.shape.shape == Shape::Subscript || s.shape.shape == Shape::AtomicAddr) {
+            edits.replace(base->first, base->second, baseText);
+        }
+    }
     const bool member = !s.info->member.empty();
     const bool memberWrite = member && ki::writes(s.info->access);
     const long len = access ? static_cast<long>(access->second - access->first) : 0;
@@ -1807,6 +1885,26 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
                 const auto aliasText = aliasEdits(*alias);
                 for (const auto& [b, e, t] : *aliasText) {
                     edits.replace(b, e, t);
+                }
+            }
+        }
+    }
+    std::set<unsigned> rebasesDone;
+    for (const auto& [ref, rebase] : rebaseByParamRef_) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(ref->getLocation());
+        if (!key || key->fn != p || !at || !rebasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto rebaseText = rebaseEdits(*rebase);
+                for (const auto& [b, e, t] : *rebaseText) {
+                    if (b == e) {
+                        edits.insert(b, t);
+                    } else {
+                        edits.replace(b, e, t);
+                    }
                 }
             }
         }

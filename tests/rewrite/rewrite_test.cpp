@@ -224,6 +224,43 @@ void run(int w, const float* m, const float* v, float* out) {
     fs::remove_all(dir);
 }
 
+TEST(Rewrite, AParameterRebasedAtTheTopBecomesAViewOfItsAccessor) {
+    const fs::path dir = freshDir("rebased");
+    const fs::path file = dir / "rebased.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void copy(int pitch, const float* src, float* dst, float* late) {
+    late[0] = 1.0f;
+    src += blockIdx.x * pitch;
+    dst -= 1;
+    late += 2;
+    dst[threadIdx.x + 1] = src[threadIdx.x] + late[0];
+}
+void run(int pitch, const float* src, float* dst, float* late) {
+    copy<<<4, 32>>>(pitch, src, dst, late);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    for (const auto& a : r->kernels[0].arrays) {
+        // `late` is used before its rebase: not followed, it stays raw.
+        EXPECT_EQ(a.accessor, a.name != "late") << a.name;
+    }
+    EXPECT_NE(r->output.find("const auto mp_src = memplace::offset(src, blockIdx.x * pitch);"),
+              std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("const auto mp_dst = memplace::offset(dst, memplace::minus(1));"),
+              std::string::npos);
+    EXPECT_NE(r->output.find("mp_dst[memplace::at<1>(threadIdx.x + 1)] = "
+                             "mp_src[memplace::at<2>(threadIdx.x)] + late[0];"),
+              std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("late += 2;"), std::string::npos);
+    fs::remove_all(dir);
+}
+
 TEST(Rewrite, LeavesWhatItCannotVouchForAsWrittenWithAWarning) {
     const fs::path dir = freshDir("alone");
     const fs::path file = dir / "alone.cu";

@@ -358,15 +358,69 @@ __global__ void window_sum(int n, int window, MP_a a, MP_out out) {
 };
 
 // A parameter rebased before any use, as in the CUDA samples' convolution kernels.
-__global__ void rebased_copy(int width, int height, int pitch, const float* src, float* dst) {
+template <class MP_src, class MP_dst>
+__global__ void rebased_copy(int width, int height, int pitch, MP_src src, MP_dst dst) {
+    memplace::stage(src, dst);
+    [&]() {
     const int baseX = blockIdx.x * blockDim.x + threadIdx.x;
     const int baseY = blockIdx.y * blockDim.y + threadIdx.y;
-    src += baseY * pitch + baseX;
-    dst += baseY * width + baseX;
+    const auto mp_src = memplace::offset(src, baseY * pitch + baseX);
+    const auto mp_dst = memplace::offset(dst, baseY * width + baseX);
     if (baseX < width && baseY < height) {
-        dst[0] = src[0] + 0.5f * src[pitch * 0 + 1];
+        mp_dst[memplace::at<13>(0)] = mp_src[memplace::at<14>(0)] + 0.5f * mp_src[memplace::at<15>(pitch * 0 + 1)];
     }
+    }();
+    memplace::unstage(dst);
 }
+
+// memplace: what the runtime needs to know about kernel 'rebased_copy' (docs/rewrite-contract.md)
+struct memplace_kernel_rebased_copy {
+    static constexpr const char* name = "rebased_copy";
+    static constexpr int numArrays = 2;
+    static constexpr memplace::ArrayDesc arrays[2] = {
+        {"src", 3, sizeof(float), memplace::Mode::Read, memplace::kPlaces_ro_2d, 2, 2},
+        {"dst", 4, sizeof(float), memplace::Mode::Write, memplace::kPlaces_rw, 1},
+    };
+    using types = memplace::Types<const float, float>;
+    // Specialised besides the default (every array where the program keeps it):
+    // every array global, read-only arrays on the read-only path, and every
+    // array in its likely place (docs/rewriting.md).
+    using compiled = memplace::Instantiations<
+        memplace::Places<memplace::Place::ReadOnly, memplace::Place::Global>,
+        memplace::Places<memplace::Place::Texture, memplace::Place::Global>>;
+    // Just in time (NVRTC): the kernel's name, its element types and its device code
+    // with what it uses, for placements not compiled in (docs/rewrite-contract.md).
+    static constexpr const char* jitKernel = "rebased_copy";
+    static constexpr const char* jitTypes[2] = {"const float", "float"};
+    static constexpr const char* jitSource = R"memplace(
+#include "memplace/accessors.cuh"
+#include "memplace/stage.cuh"
+
+template <class MP_src, class MP_dst>
+__global__ void rebased_copy(int width, int height, int pitch, MP_src src, MP_dst dst) {
+    memplace::stage(src, dst);
+    [&]() {
+    const int baseX = blockIdx.x * blockDim.x + threadIdx.x;
+    const int baseY = blockIdx.y * blockDim.y + threadIdx.y;
+    const auto mp_src = memplace::offset(src, baseY * pitch + baseX);
+    const auto mp_dst = memplace::offset(dst, baseY * width + baseX);
+    if (baseX < width && baseY < height) {
+        mp_dst[memplace::at<13>(0)] = mp_src[memplace::at<14>(0)] + 0.5f * mp_src[memplace::at<15>(pitch * 0 + 1)];
+    }
+    }();
+    memplace::unstage(dst);
+}
+)memplace";
+    template <class... Acc>
+    static auto kernel() { return &rebased_copy<Acc...>; }
+    template <class MP_src, class MP_dst>
+    static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
+            int width, int height, int pitch, MP_src src, MP_dst dst) {
+        auto mp_kernel = kernel<MP_src, MP_dst>();
+        MEMPLACE_LAUNCH(mp_kernel, mp_grid, mp_block, mp_shared, mp_stream, width, height, pitch,
+            src, dst);
+    }
+};
 
 // FNV-1a over the bytes of the outputs: equal hashes mean bitwise-equal results.
 static unsigned long long fnv1a(const void* data, size_t bytes,
@@ -430,7 +484,8 @@ int main() {
     memplace::launch<memplace_kernel_row_walk>((height + 63) / 64, 64, 0, 0, height, width, din,
         dwalk);
     memplace::launch<memplace_kernel_window_sum>((n + 127) / 128, 128, 0, 0, n, window, din, dwin);
-    MEMPLACE_LAUNCH(rebased_copy, grid, block, 0, 0, width, height, pitch, din, dcopy);
+    memplace::launch<memplace_kernel_rebased_copy>(grid, block, 0, 0, width, height, pitch, din,
+        dcopy);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 
