@@ -1173,6 +1173,11 @@ void Rewriter::classifyUses() {
                   end.has_value() &&
                   std::count_if(rebases_.begin(), rebases_.end(),
                                 [&](const auto& o) { return o.param->getDecl() == pv; }) == 1;
+        if (auto body = ok ? src_.range(owner->getBody()->getSourceRange()) : std::nullopt;
+            !body || std::regex_search(src_.slice(*body),
+                                       std::regex("\\bmp_" + pv->getNameAsString() + "\\b"))) {
+            ok = false; // the view's name `mp_<name>` is taken (or the body cannot be read)
+        }
         std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
         while (ok && !pending.empty()) {
             const Stmt* cur = pending.back();

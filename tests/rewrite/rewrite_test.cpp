@@ -258,6 +258,24 @@ void run(int pitch, const float* src, float* dst, float* late) {
               std::string::npos)
         << r->output;
     EXPECT_NE(r->output.find("late += 2;"), std::string::npos);
+
+    // The view's name is taken: the parameter stays raw, the rebase as written.
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void copy(int pitch, const float* src, float* dst) {
+    src += blockIdx.x * pitch;
+    const int mp_src = 0;
+    dst[threadIdx.x] = src[threadIdx.x + mp_src];
+}
+void run(int pitch, const float* src, float* dst) {
+    copy<<<4, 32>>>(pitch, src, dst);
+}
+)";
+    r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    for (const auto& a : r->kernels[0].arrays) {
+        EXPECT_EQ(a.accessor, a.name != "src") << a.name;
+    }
+    EXPECT_NE(r->output.find("src += blockIdx.x * pitch;"), std::string::npos) << r->output;
     fs::remove_all(dir);
 }
 
