@@ -76,11 +76,23 @@ struct ActiveLoop {
 /// A pointer expression that designates (part of) an array.
 struct PointerMatch {
     int array = -1;
-    const Expr* base = nullptr;                  ///< the array operand as written
-    const Expr* offset = nullptr;                ///< `i` of `a + i` (null: offset 0)
-    bool negated = false;                        ///< `a - i`
+    const Expr* base = nullptr; ///< the array operand as written
+    /// The integer terms added to the array, in source order: `i` of `a + i`; `r * w`, `c`
+    /// of `a + r * w + c`; a subtracted term (`a - i`) is negated. Empty: offset 0.
+    std::vector<std::pair<const Expr*, bool>> terms;
     const ArraySubscriptExpr* element = nullptr; ///< `&a[i]`
     std::vector<const Expr*> elementIndices;     ///< `&a[i][j]`: i, j
+};
+
+/// A local pointer initialised at its declaration with a pointer into an array parameter
+/// (`const float* row = m + r * cols;`, `const float* q = &a[i];`) and used only to subscript
+/// it (`row[k]`): its accesses are accesses of the array at the local's offset. The rewriter
+/// makes it a view of the accessor (`auto row = memplace::offset(m, r * cols);`), which
+/// evaluates the offset once, where the original did.
+struct PointerAlias {
+    int array = -1;
+    SymValue offset;
+    std::string text; ///< the offset as written ("r * cols")
 };
 
 /// A (possibly multi-dimensional) subscript of an array.
@@ -88,6 +100,9 @@ struct SubscriptMatch {
     int array = -1;
     const Expr* base = nullptr;
     std::vector<const Expr*> indices; ///< outermost dimension first
+    /// `row[k]` through a local pointer into the array (`const T* row = a + r * w;`): the
+    /// local's offset, added to the index.
+    const PointerAlias* alias = nullptr;
 };
 
 SymValue combineValues(const SymValue& a, const SymValue& b) {
@@ -154,6 +169,11 @@ private:
     /// Below kMaxWalkDepth: instead of walking `s`, keeps every array it names home.
     void keepArraysHome(const Stmt* s);
     void walkVarInit(const VarDecl* vd);
+    /// `vd` as a PointerAlias (its offset walked), when it is one; false otherwise.
+    bool recordAlias(const VarDecl* vd);
+    /// A parameter rebased at the top of the kernel (`src += offset;`) as a PointerAlias of
+    /// itself; false when `e` is not one.
+    bool recordRebase(const Expr* e);
     void handleSubscript(const ArraySubscriptExpr* ase, Use use, const std::string& member);
     void handleMember(const MemberExpr* me, Use use);
     void handleCall(const CallExpr* call, Use use);
@@ -242,6 +262,7 @@ private:
     std::map<const VarDecl*, size_t> globalIndex_;
     std::set<std::pair<LocKey, bool>> unknownSeen_;
     std::set<const VarDecl*> targetsEvaluating_;
+    std::map<const VarDecl*, PointerAlias> aliases_;
     int evalDepth_ = 0;
     int walkDepth_ = 0;
 };
@@ -414,17 +435,18 @@ std::optional<PointerMatch> KernelWalker::matchPointer(const Expr* e) {
         if (b->getOpcode() == BO_Add || b->getOpcode() == BO_Sub) {
             const Expr* l = b->getLHS();
             const Expr* r = b->getRHS();
-            if (auto a = arrayOf(l); a && isIntegral(r->getType())) {
-                m.array = *a;
-                m.base = stripImplicit(l);
-                m.offset = r;
-                m.negated = b->getOpcode() == BO_Sub;
-                return m;
+            if (isIntegral(r->getType()) && l->getType()->isPointerType()) {
+                // `a + i`, and chains of integer terms `a + r * w + c - 1` (parsed
+                // `((a + r * w) + c) - 1`).
+                if (auto inner = matchPointer(l); inner && inner->element == nullptr) {
+                    inner->terms.emplace_back(r, b->getOpcode() == BO_Sub);
+                    return inner;
+                }
             }
             if (auto a = arrayOf(r); a && b->getOpcode() == BO_Add && isIntegral(l->getType())) {
                 m.array = *a;
                 m.base = stripImplicit(r);
-                m.offset = l;
+                m.terms.emplace_back(l, false);
                 return m;
             }
         }
@@ -452,6 +474,13 @@ std::optional<SubscriptMatch> KernelWalker::matchSubscript(const ArraySubscriptE
         }
         indices.insert(indices.begin(), inner->getIdx());
         base = inner->getBase()->IgnoreParenImpCasts();
+    }
+    if (const auto* dre = dyn_cast<DeclRefExpr>(base); dre != nullptr && indices.size() == 1) {
+        if (const auto* vd = dyn_cast<VarDecl>(dre->getDecl())) {
+            if (auto it = aliases_.find(vd); it != aliases_.end()) {
+                return SubscriptMatch{it->second.array, base, std::move(indices), &it->second};
+            }
+        }
     }
     auto a = arrayOf(base);
     if (!a || raw_.info.arrays[*a].kind == ki::ArrayKind::TextureObject) {
@@ -506,7 +535,9 @@ void KernelWalker::walkStmt(const Stmt* s) {
         return;
     }
     if (const auto* e = dyn_cast<Expr>(s)) {
-        walkExpr(e, Use::Read);
+        if (!recordRebase(e)) {
+            walkExpr(e, Use::Read);
+        }
         return;
     }
     if (walkDepth_ >= kMaxWalkDepth) {
@@ -582,11 +613,158 @@ void KernelWalker::walkVarInit(const VarDecl* vd) {
     QualType t = vd->getType();
     if (t->isReferenceType()) {
         walkExpr(init, t->getPointeeType().isConstQualified() ? Use::Read : Use::ReadWrite);
+    } else if (t->isPointerType() && recordAlias(vd)) {
+        return;
     } else if (t->isPointerType()) {
         walkExpr(init, Use::Store);
     } else {
         walkExpr(init, Use::Read);
     }
+}
+
+namespace {
+
+/// A reference to `vd` in `body` that does not subscript it (`vd[k]`, `(vd)[k]`, a 1-D element):
+/// one that reads, modifies, passes, captures or takes the address of the pointer; null if none.
+const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body,
+                                  const DeclRefExpr* skip = nullptr) {
+    bool ok = true;
+    const DeclRefExpr* culprit = nullptr;
+    // (node, the nearest enclosing node that is not a parenthesis or an implicit cast)
+    std::vector<std::pair<const Stmt*, const Stmt*>> pending{{body, nullptr}};
+    while (ok && !pending.empty()) {
+        auto [cur, parent] = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+            dre != nullptr && dre->getDecl() == vd && dre != skip) {
+            const auto* ase = dyn_cast_or_null<ArraySubscriptExpr>(parent);
+            ok = ase != nullptr && ase->getBase()->IgnoreParenImpCasts() == dre &&
+                 ase->getLHS()->IgnoreParenImpCasts() == dre && !ase->getType()->isArrayType();
+            culprit = ok ? nullptr : dre;
+            continue;
+        }
+        const bool transparent = isa<ParenExpr>(cur) || isa<ImplicitCastExpr>(cur);
+        for (const Stmt* child : cur->children()) {
+            pending.emplace_back(child, transparent ? parent : cur);
+        }
+    }
+    return culprit;
+}
+
+} // namespace
+
+/// Whether `s` (or what it contains) refers to `vd`.
+bool refersTo(const Stmt* s, const VarDecl* vd) {
+    if (s == nullptr) {
+        return false;
+    }
+    if (const auto* dre = dyn_cast<DeclRefExpr>(s); dre != nullptr && dre->getDecl() == vd) {
+        return true;
+    }
+    return std::any_of(s->child_begin(), s->child_end(),
+                       [&](const Stmt* c) { return refersTo(c, vd); });
+}
+
+bool KernelWalker::recordRebase(const Expr* e) {
+    // `src += baseY * pitch + baseX;` as a statement of the kernel's own body, before any other
+    // use of `src`, which is afterwards only subscripted: `src[k]` is the array's element
+    // `baseY * pitch + baseX + k` (the rewriter: `const auto mp_src = memplace::offset(src,
+    // ...)`, and `mp_src[k]`).
+    const auto* b = dyn_cast<BinaryOperator>(e->IgnoreParens());
+    const auto* body =
+        frames_.size() == 1 ? dyn_cast_or_null<CompoundStmt>(frame().fn->getBody()) : nullptr;
+    if (b == nullptr || body == nullptr ||
+        (b->getOpcode() != BO_AddAssign && b->getOpcode() != BO_SubAssign) ||
+        !isIntegral(b->getRHS()->getType())) {
+        return false;
+    }
+    const auto* lhs = dyn_cast<DeclRefExpr>(b->getLHS()->IgnoreParenImpCasts());
+    const auto* p = lhs != nullptr ? dyn_cast<ParmVarDecl>(lhs->getDecl()) : nullptr;
+    auto it = p != nullptr ? frame().arrayParams.find(p) : frame().arrayParams.end();
+    if (it == frame().arrayParams.end() || aliases_.count(p) != 0 ||
+        raw_.info.arrays[it->second].kind != ki::ArrayKind::Parameter ||
+        raw_.info.arrays[it->second].dims.size() >= 2 ||
+        p->getType()->getPointeeType().isVolatileQualified()) {
+        return false;
+    }
+    bool before = false;
+    bool top = false;
+    for (const Stmt* st : body->body()) {
+        if (st == e) {
+            top = true;
+            break;
+        }
+        before = before || refersTo(st, p);
+    }
+    if (!top || before || notSubscripted(p, body, lhs) != nullptr) {
+        return false;
+    }
+    PointerAlias alias;
+    alias.array = it->second;
+    const bool negated = b->getOpcode() == BO_SubAssign;
+    alias.offset = eval(b->getRHS());
+    if (negated && alias.offset.isPoly()) {
+        alias.offset = SymValue::ofPoly(-alias.offset.poly);
+    }
+    alias.text = (negated ? "-(" : "") + text(b->getRHS()) + (negated ? ")" : "");
+    walkExpr(b->getRHS(), Use::Read);
+    aliases_[p] = std::move(alias);
+    return true;
+}
+
+bool KernelWalker::recordAlias(const VarDecl* vd) {
+    // Locals of the kernel itself (not of helpers, whose arrays may differ per call), one per
+    // declaration statement (the rewriter edits the declaration), not volatile.
+    if (frames_.size() != 1 || !vd->hasLocalStorage() || isa<ParmVarDecl>(vd) ||
+        vd->getDeclContext() != frame().fn ||
+        vd->getType()->getPointeeType().isVolatileQualified() || frame().fn->getBody() == nullptr) {
+        return false;
+    }
+    auto m = matchPointer(vd->getInit());
+    if (!m || raw_.info.arrays[m->array].kind != ki::ArrayKind::Parameter ||
+        raw_.info.arrays[m->array].dims.size() >= 2 ||
+        (m->element != nullptr && m->elementIndices.size() != 1) ||
+        !ctx_.hasSameUnqualifiedType(vd->getType()->getPointeeType(),
+                                     m->base->getType()->getPointeeType())) {
+        return false;
+    }
+    if (const DeclRefExpr* other = notSubscripted(vd, frame().fn->getBody())) {
+        // Moved, passed on, compared...: its accesses are not followed; the array stays home.
+        addHazard(ki::HazardKind::PointerArithmetic, m->array, vd->getInit()->getBeginLoc(),
+                  fmt::format("the local pointer '{}' = '{}' is used other than as {}[k] ({})",
+                              vd->getNameAsString(), truncate(text(vd->getInit())),
+                              vd->getNameAsString(), where(other->getBeginLoc())));
+        walkPointerIndices(*m);
+        return true;
+    }
+    PointerAlias alias;
+    alias.array = m->array;
+    alias.offset = SymValue::constant(0);
+    std::vector<std::pair<const Expr*, bool>> terms = m->terms;
+    if (m->element != nullptr) {
+        terms.emplace_back(m->elementIndices[0], false);
+    }
+    for (const auto& [term, negated] : terms) {
+        SymValue v = eval(term);
+        if (negated && v.isPoly()) {
+            v = SymValue::ofPoly(-v.poly);
+        }
+        alias.offset = alias.text.empty() ? v
+                       : alias.offset.isPoly() && v.isPoly()
+                           ? SymValue::ofPoly(alias.offset.poly + v.poly)
+                           : combineValues(alias.offset, v);
+        alias.text += alias.text.empty() ? (negated ? "-" : "") + text(term)
+                                         : (negated ? " - " : " + ") + text(term);
+    }
+    if (alias.text.empty()) {
+        alias.text = "0";
+    }
+    walkPointerIndices(*m);
+    aliases_[vd] = std::move(alias);
+    return true;
 }
 
 void KernelWalker::walkExpr(const Expr* e, Use use) {
@@ -624,7 +802,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
             if (auto m = matchPointer(sub)) {
                 if (m->element == nullptr) {
                     recordPointerSite(u, *m, accessOf(use), ki::SiteForm::Deref, "", "");
-                    walkExpr(m->offset, Use::Read);
+                    walkPointerIndices(*m);
                     return;
                 }
             }
@@ -664,7 +842,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
             if (auto m = matchPointer(b)) {
                 addHazard(ki::HazardKind::PointerArithmetic, m->array, b->getBeginLoc(),
                           fmt::format("pointer arithmetic '{}'", truncate(text(b))));
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 return;
             }
         }
@@ -690,7 +868,7 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
                 addHazard(ki::HazardKind::Stored, m->array, arg->getBeginLoc(),
                           fmt::format("'{}' is stored in an object of type '{}'",
                                       arrayName(m->array), typeName(ctor->getType(), ctx_)));
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 continue;
             }
             bool byRef = cd != nullptr && i < cd->getNumParams() &&
@@ -766,7 +944,9 @@ void KernelWalker::walkExpr(const Expr* e, Use use) {
 }
 
 void KernelWalker::walkPointerIndices(const PointerMatch& m) {
-    walkExpr(m.offset, Use::Read);
+    for (const auto& [term, negated] : m.terms) {
+        walkExpr(term, Use::Read);
+    }
     for (const Expr* i : m.elementIndices) {
         walkExpr(i, Use::Read);
     }
@@ -879,7 +1059,7 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
         if (auto m = matchPointer(cur->getBase())) {
             if (m->element == nullptr) {
                 recordPointerSite(cur, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
-                walkExpr(m->offset, Use::Read);
+                walkPointerIndices(*m);
                 return;
             }
         }
@@ -897,7 +1077,7 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
     if (const auto* u = dyn_cast<UnaryOperator>(base); u && u->getOpcode() == UO_Deref) {
         if (auto m = matchPointer(u->getSubExpr()); m && m->element == nullptr) {
             recordPointerSite(u, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
-            walkExpr(m->offset, Use::Read);
+            walkPointerIndices(*m);
             return;
         }
     }
@@ -916,11 +1096,11 @@ bool KernelWalker::reportUntracked(const ArraySubscriptExpr* ase) {
             return true;
         }
     }
-    if (auto m = matchPointer(base); m && m->offset != nullptr) {
+    if (auto m = matchPointer(base); m && !m->terms.empty()) {
         addHazard(ki::HazardKind::PointerArithmetic, m->array, ase->getBeginLoc(),
                   fmt::format("subscript of a pointer computed from '{}': '{}'",
                               arrayName(m->array), truncate(text(ase))));
-        walkExpr(m->offset, Use::Read);
+        walkPointerIndices(*m);
         return true;
     }
     QualType bt = base->getType();
@@ -1148,7 +1328,7 @@ void KernelWalker::callHelper(const CallExpr* call, const FunctionDecl* def) {
         }
         if (pt->isPointerType()) {
             if (auto m = matchPointer(arg)) {
-                if (m->offset == nullptr && m->element == nullptr) {
+                if (m->terms.empty() && m->element == nullptr) {
                     nf.arrayParams[param] = m->array;
                     withArrays = true;
                     continue;
@@ -1571,7 +1751,12 @@ void KernelWalker::recordSubscriptSite(const Expr* accessExpr, const SubscriptMa
     std::vector<SymValue> values = evalIndices(m.indices);
     SymValue flat = flatten(m.array, values);
     std::string idxText;
-    if (m.indices.size() == 1) {
+    if (m.alias != nullptr) {
+        flat = flat.isPoly() && m.alias->offset.isPoly()
+                   ? SymValue::ofPoly(m.alias->offset.poly + flat.poly)
+                   : combineValues(m.alias->offset, flat);
+        idxText = m.alias->text + " + " + text(m.indices[0]);
+    } else if (m.indices.size() == 1) {
         idxText = text(m.indices[0]);
     } else {
         for (const Expr* i : m.indices) {
@@ -1593,13 +1778,22 @@ void KernelWalker::recordPointerSite(const Expr* accessExpr, const PointerMatch&
     SymValue flat = SymValue::constant(0);
     std::vector<const Expr*> indices;
     std::string idxText = "0";
-    if (m.offset != nullptr) {
-        flat = eval(m.offset);
-        if (m.negated && flat.isPoly()) {
-            flat = SymValue::ofPoly(-flat.poly);
+    // The offset is the sum of the terms; each is a separate index range (the rewriter wraps
+    // each one, as pointer arithmetic converts each term on its own).
+    for (const auto& [term, negated] : m.terms) {
+        SymValue v = eval(term);
+        if (negated && v.isPoly()) {
+            v = SymValue::ofPoly(-v.poly);
         }
-        indices.push_back(m.offset);
-        idxText = (m.negated ? "-" : "") + text(m.offset);
+        if (indices.empty()) {
+            flat = v;
+            idxText = (negated ? "-" : "") + text(term);
+        } else {
+            flat = flat.isPoly() && v.isPoly() ? SymValue::ofPoly(flat.poly + v.poly)
+                                               : combineValues(flat, v);
+            idxText += (negated ? " - " : " + ") + text(term);
+        }
+        indices.push_back(term);
     }
     recordSite(accessExpr, m.array, access, form, intrinsic, member, m.base, indices, {}, flat,
                idxText);

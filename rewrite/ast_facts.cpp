@@ -8,6 +8,7 @@
 #include <clang/Basic/SourceManager.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace memplace::rewrite::detail {
@@ -39,18 +40,31 @@ const DeclRefExpr* namedPointer(const Expr* e) {
     return dyn_cast_or_null<DeclRefExpr>(e != nullptr ? e->IgnoreParenImpCasts() : nullptr);
 }
 
-/// `a + i` with `a` a named pointer: the pointer and the offset.
-std::optional<std::pair<const DeclRefExpr*, const Expr*>> pointerPlus(const Expr* e) {
+/// `a + i`, `a - i` and chains of integer terms `a + r * w + c - 1` with `a` a named pointer
+/// written first: the pointer and the terms in source order (each with whether it is
+/// subtracted).
+std::optional<std::pair<const DeclRefExpr*, std::vector<OffsetTerm>>> pointerPlus(const Expr* e) {
     const auto* b =
         dyn_cast_or_null<BinaryOperator>(e != nullptr ? e->IgnoreParenImpCasts() : nullptr);
-    if (b == nullptr || b->getOpcode() != BO_Add) {
+    if (b == nullptr || (b->getOpcode() != BO_Add && b->getOpcode() != BO_Sub) ||
+        !b->getType()->isPointerType() || !b->getRHS()->getType()->isIntegralOrEnumerationType()) {
         return std::nullopt;
     }
+    const OffsetTerm last{b->getRHS(), b->getOpcode() == BO_Sub};
     if (const DeclRefExpr* d = namedPointer(b->getLHS());
         d != nullptr && d->getType()->isPointerType()) {
-        return std::make_pair(d, b->getRHS());
+        return std::make_pair(d, std::vector<OffsetTerm>{last});
     }
-    return std::nullopt;
+    auto inner = pointerPlus(b->getLHS());
+    if (inner) {
+        inner->second.push_back(last);
+    }
+    return inner;
+}
+
+/// `p + i`: one added term (the forms other than a dereference take no other).
+bool isSinglePlus(const std::vector<OffsetTerm>& terms) {
+    return terms.size() == 1 && !terms.front().negated;
 }
 
 /// The first parent of `e` that is not a parenthesis.
@@ -153,9 +167,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
         } else if (auto pa = pointerPlus(u->getSubExpr())) {
             s.shape = Shape::DerefAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
+            s.terms = std::move(pa->second);
         } else {
-            s.why = "a dereference of a pointer expression other than `p` or `p + i`";
+            s.why = "a dereference of a pointer expression other than `p` or `p + i + ...`";
         }
         s.member = memberOf(site);
         return s;
@@ -165,10 +180,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
         if (const DeclRefExpr* d = namedPointer(me->getBase())) {
             s.shape = Shape::Arrow;
             s.base = d;
-        } else if (auto pa = pointerPlus(me->getBase())) {
+        } else if (auto pa = pointerPlus(me->getBase()); pa && isSinglePlus(pa->second)) {
             s.shape = Shape::ArrowAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
         } else {
             s.why = "a member access through a pointer expression other than `p` or `p + i`";
         }
@@ -198,10 +213,10 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
             s.shape = atomic ? Shape::AtomicPlain : Shape::LdgPlain;
             s.base = d;
             return s;
-        } else if (auto pa = pointerPlus(arg)) {
+        } else if (auto pa = pointerPlus(arg); pa && isSinglePlus(pa->second)) {
             s.shape = atomic ? Shape::AtomicAdd : Shape::LdgAdd;
             s.base = pa->first;
-            s.index = pa->second;
+            s.index = pa->second.front().expr;
             return s;
         }
         s.why = fmt::format("the pointer argument of '{}' is not `&p[i]`, `p + i` or `p`", name);
@@ -209,6 +224,74 @@ SiteShape shapeOf(ASTContext& ctx, const Expr* site) {
     }
     s.why = "an access the rewriter does not know";
     return s;
+}
+
+std::vector<PointerAliasInit> pointerAliasesIn(const Stmt* body) {
+    std::vector<PointerAliasInit> out;
+    std::vector<const Stmt*> pending{body};
+    while (!pending.empty()) {
+        const Stmt* cur = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        for (const Stmt* child : cur->children()) {
+            pending.push_back(child);
+        }
+        const auto* ds = dyn_cast<DeclStmt>(cur);
+        const auto* vd =
+            ds != nullptr && ds->isSingleDecl() ? dyn_cast<VarDecl>(ds->getSingleDecl()) : nullptr;
+        if (vd == nullptr || !vd->getType()->isPointerType() || vd->getInit() == nullptr ||
+            isa<ParmVarDecl>(vd)) {
+            continue;
+        }
+        PointerAliasInit a;
+        a.var = vd;
+        const Expr* init = vd->getInit()->IgnoreParenImpCasts();
+        if (const DeclRefExpr* d = namedPointer(init); d != nullptr && pointerParamOf(d)) {
+            a.param = d;
+        } else if (auto pa = pointerPlus(init); pa && pointerParamOf(pa->first)) {
+            a.param = pa->first;
+            a.terms = std::move(pa->second);
+        } else if (const auto* u = dyn_cast<UnaryOperator>(init);
+                   u != nullptr && u->getOpcode() == UO_AddrOf) {
+            const auto* ase = dyn_cast<ArraySubscriptExpr>(u->getSubExpr()->IgnoreParens());
+            const DeclRefExpr* d = ase != nullptr ? namedPointer(ase->getBase()) : nullptr;
+            if (d != nullptr && pointerParamOf(d) &&
+                ase->getBase()->IgnoreParenImpCasts() == ase->getLHS()->IgnoreParenImpCasts()) {
+                a.param = d;
+                a.element = ase;
+                a.terms.push_back(OffsetTerm{ase->getIdx(), false});
+            }
+        }
+        if (a.param != nullptr) {
+            out.push_back(std::move(a));
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const PointerAliasInit& x, const PointerAliasInit& y) {
+        return x.var->getBeginLoc() < y.var->getBeginLoc();
+    });
+    return out;
+}
+
+std::vector<PointerRebase> pointerRebasesIn(const Stmt* body) {
+    std::vector<PointerRebase> out;
+    const auto* cs = dyn_cast_or_null<CompoundStmt>(body);
+    if (cs == nullptr) {
+        return out;
+    }
+    for (const Stmt* st : cs->body()) {
+        const auto* b = dyn_cast<BinaryOperator>(st);
+        if (b == nullptr || (b->getOpcode() != BO_AddAssign && b->getOpcode() != BO_SubAssign) ||
+            !b->getRHS()->getType()->isIntegralOrEnumerationType()) {
+            continue;
+        }
+        const auto* d = dyn_cast<DeclRefExpr>(b->getLHS()->IgnoreParenImpCasts());
+        if (d != nullptr && pointerParamOf(d)) {
+            out.push_back(PointerRebase{b, d, b->getOpcode() == BO_SubAssign});
+        }
+    }
+    return out;
 }
 
 bool deducesType(ASTContext& ctx, const Expr* site) {

@@ -37,7 +37,7 @@ std::optional<ParamKey> pointerParamOf(const clang::DeclRefExpr* dre);
 enum class Shape {
     Subscript,   ///< a[i]
     Deref,       ///< *a
-    DerefAdd,    ///< *(a + i)
+    DerefAdd,    ///< *(a + i), *(a + i * w + j - 1)
     Arrow,       ///< a->m
     ArrowAdd,    ///< (a + i)->m
     AtomicAddr,  ///< atomicAdd(&a[i], v)
@@ -49,15 +49,45 @@ enum class Shape {
 };
 const char* shapeName(Shape s);
 
+/// An integer term of a pointer sum: `c` of `p + r * w + c`, `1` (subtracted) of `p - 1`.
+struct OffsetTerm {
+    const clang::Expr* expr = nullptr;
+    bool negated = false;
+};
+
 struct SiteShape {
     Shape shape = Shape::Subscript;
     const clang::DeclRefExpr* base = nullptr;
     const clang::Expr* index = nullptr; ///< null for the plain forms (index 0)
+    /// DerefAdd: every term of `*(p + a + b - c)` in source order (index is the first).
+    std::vector<OffsetTerm> terms;
     /// Subscript and Deref forms whose element is the base of a `.member` access: that
     /// MemberExpr (its operator is the '.'). Arrow forms: the site itself.
     const clang::MemberExpr* member = nullptr;
     std::string why; ///< when the site cannot be expressed through an accessor
 };
+/// A local pointer declared alone in its statement and initialised with a pointer into a
+/// pointer parameter: `const float* row = m + r * cols;` (terms `r * cols`), `const float* q =
+/// &a[i];` (`element`: the term is the subscript's index), `float* p = a;` (no term).
+struct PointerAliasInit {
+    const clang::VarDecl* var = nullptr;
+    const clang::DeclRefExpr* param = nullptr;
+    std::vector<OffsetTerm> terms;
+    const clang::ArraySubscriptExpr* element = nullptr;
+};
+/// The pointer aliases declared in `body` (a kernel's), in source order.
+std::vector<PointerAliasInit> pointerAliasesIn(const clang::Stmt* body);
+
+/// A pointer parameter rebased by a statement of the kernel's own body: `src += offset;`
+/// (`negated` for `-=`).
+struct PointerRebase {
+    const clang::BinaryOperator* op = nullptr;
+    const clang::DeclRefExpr* param = nullptr;
+    bool negated = false;
+};
+/// The rebases among the statements of `body` (a kernel's), in source order.
+std::vector<PointerRebase> pointerRebasesIn(const clang::Stmt* body);
+
 /// The form of the site expression the frontend recorded (SiteSource::expr), or why it is not
 /// one the rewriter handles (`why` set, `base` possibly null).
 SiteShape shapeOf(clang::ASTContext& ctx, const clang::Expr* site);

@@ -379,7 +379,7 @@ struct Edge {
     SourceLocation at;
 };
 
-enum class UseKind { SiteBase, HelperArg, Other };
+enum class UseKind { SiteBase, HelperArg, AliasInit, Other };
 struct Use {
     const DeclRefExpr* dre = nullptr;
     ParamKey key;
@@ -402,6 +402,12 @@ private:
     void planHelpers();
     void addExtraCompiled();
     void classifyUses();
+    /// The edits that make a pointer alias a view of its accessor, or nullopt when its text is
+    /// not what they assume.
+    std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+    aliasEdits(const detail::PointerAliasInit& a) const;
+    std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+    rebaseEdits(const detail::PointerRebase& r) const;
     void fixpoint();
     void planLaunches();
     void finishArrays(Group& g);
@@ -443,6 +449,18 @@ private:
     std::vector<std::unique_ptr<SiteRec>> sites_;
     std::map<int, SiteRec*> siteById_;
     std::set<const DeclRefExpr*> siteBases_;
+    /// Local pointers into pointer parameters (`const float* row = m + r * cols;`) declared in
+    /// the analysed kernels, and, for those whose every use is an access site and whose text
+    /// can be edited, the parameter reference of their initialiser.
+    std::vector<detail::PointerAliasInit> aliases_;
+    std::map<const VarDecl*, ParamKey> aliasKey_;
+    std::map<const DeclRefExpr*, const detail::PointerAliasInit*> aliasByParamRef_;
+    /// Parameters rebased at the top of a kernel (`src += offset;`) whose every other use is
+    /// a later access site: the rebase declares `mp_<name>`, a view of the accessor, and the
+    /// sites use it.
+    std::vector<detail::PointerRebase> rebases_;
+    std::map<const DeclRefExpr*, const detail::PointerRebase*> rebaseByParamRef_;
+    std::map<const ParmVarDecl*, std::string> rebasedName_;
     std::map<ParamKey, HelperParam> helpers_;
     std::vector<Edge> edges_;
     std::vector<Use> uses_;
@@ -643,7 +661,111 @@ void Rewriter::buildGroups() {
 
 // ---- sites -------------------------------------------------------------------------------
 
+std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+Rewriter::aliasEdits(const detail::PointerAliasInit& a) const {
+    // `const float* row = m + a - b;` becomes `auto row = memplace::offset(m, a,
+    // memplace::minus(b));` (a view of the accessor at that offset, evaluated once, here).
+    std::vector<std::tuple<unsigned, unsigned, std::string>> out;
+    auto begin = src_.offset(a.var->getBeginLoc());
+    auto name = src_.offset(a.var->getLocation());
+    auto init = src_.range(a.var->getInit()->getSourceRange());
+    auto param = src_.range(a.param->getSourceRange());
+    if (!begin || !name || !init || !param || *begin >= *name || *name >= init->first) {
+        return std::nullopt;
+    }
+    const std::string p = src_.slice(*param);
+    if (!matches(p, "[A-Za-z_][A-Za-z_0-9]*") ||
+        !matches(src_.slice(*begin, *name), "[A-Za-z_0-9\\s*&:<>,]*")) {
+        return std::nullopt;
+    }
+    out.emplace_back(*begin, *name, a.var->getType().isConstQualified() ? "const auto " : "auto ");
+    if (a.terms.empty()) {
+        if (!matches(src_.slice(*init), ("[(\\s]*" + p + "[)\\s]*").c_str())) {
+            return std::nullopt;
+        }
+        out.emplace_back(init->first, init->second, "memplace::offset(" + p + ")");
+        return out;
+    }
+    std::vector<std::pair<unsigned, unsigned>> ranges;
+    for (const detail::OffsetTerm& t : a.terms) {
+        auto r = src_.range(t.expr->getSourceRange());
+        if (!r) {
+            return std::nullopt;
+        }
+        ranges.push_back(*r);
+    }
+    auto op = [&](size_t k) { return a.terms[k].negated ? std::string("-") : std::string("\\+"); };
+    auto open = [&](size_t k) { return a.terms[k].negated ? "memplace::minus(" : ""; };
+    auto close = [&](size_t k) { return a.terms[k].negated ? ")" : ""; };
+    auto between = [&](unsigned x, unsigned y) {
+        return x <= y ? src_.slice(x, y) : std::string("\x01");
+    };
+    const std::string first = between(init->first, ranges[0].first);
+    const std::string last = between(ranges.back().second, init->second);
+    if (a.element != nullptr) {
+        if (!matches(first, ("&\\s*[(\\s]*" + p + "[)\\s]*\\[\\s*").c_str()) ||
+            !matches(last, "\\s*\\]")) {
+            return std::nullopt;
+        }
+    } else if (!matches(first, ("[(\\s]*" + p + "[)\\s]*" + op(0) + "\\s*").c_str()) ||
+               !matches(last, "[)\\s]*")) {
+        return std::nullopt;
+    }
+    out.emplace_back(init->first, ranges[0].first, "memplace::offset(" + p + ", " + open(0));
+    for (size_t k = 1; k < ranges.size(); ++k) {
+        if (!matches(between(ranges[k - 1].second, ranges[k].first),
+                     ("[)\\s]*" + op(k) + "[\\s]*").c_str())) {
+            return std::nullopt;
+        }
+        out.emplace_back(ranges[k - 1].second, ranges[k].first,
+                         std::string(close(k - 1)) + ", " + open(k));
+    }
+    out.emplace_back(ranges.back().second, init->second,
+                     std::string(close(a.terms.size() - 1)) + ")");
+    return out;
+}
+
+std::optional<std::vector<std::tuple<unsigned, unsigned, std::string>>>
+Rewriter::rebaseEdits(const detail::PointerRebase& r) const {
+    // `src += baseY * pitch + baseX;` becomes `const auto mp_src = memplace::offset(src, baseY *
+    // pitch + baseX);`.
+    auto whole = src_.range(r.op->getSourceRange());
+    auto rhs = src_.range(r.op->getRHS()->getSourceRange());
+    auto param = src_.range(r.param->getSourceRange());
+    if (!whole || !rhs || !param || rhs->second != whole->second || whole->first > rhs->first) {
+        return std::nullopt;
+    }
+    const std::string p = src_.slice(*param);
+    if (!matches(p, "[A-Za-z_][A-Za-z_0-9]*") ||
+        !matches(src_.slice(whole->first, rhs->first),
+                 ("[(\\s]*" + p + "[)\\s]*" + (r.negated ? "-=" : "\\+=") + "\\s*").c_str())) {
+        return std::nullopt;
+    }
+    std::vector<std::tuple<unsigned, unsigned, std::string>> out;
+    out.emplace_back(whole->first, rhs->first,
+                     "const auto mp_" + p + " = memplace::offset(" + p + ", " +
+                         (r.negated ? "memplace::minus(" : ""));
+    out.emplace_back(rhs->second, rhs->second, r.negated ? "))" : ")");
+    return out;
+}
+
 void Rewriter::collectSites() {
+    for (const frontend::KernelSource& ks : a_.kernels()) {
+        if (ks.decl != nullptr && ks.decl->getBody() != nullptr) {
+            for (auto& r : detail::pointerRebasesIn(ks.decl->getBody())) {
+                rebases_.push_back(r);
+            }
+        }
+    }
+    // Local pointers into parameters: an access through one is an access of the parameter.
+    for (const frontend::KernelSource& ks : a_.kernels()) {
+        if (ks.decl != nullptr && ks.decl->getBody() != nullptr) {
+            for (auto& a : detail::pointerAliasesIn(ks.decl->getBody())) {
+                aliasKey_[a.var] = *detail::pointerParamOf(a.param);
+                aliases_.push_back(std::move(a));
+            }
+        }
+    }
     const auto& kernels = a_.info().kernels;
     for (size_t k = 0; k < kernels.size(); ++k) {
         const auto& infoSites = kernels[k].sites;
@@ -670,6 +792,10 @@ void Rewriter::collectSites() {
             rec->shape = shape;
             if (shape.base != nullptr) {
                 rec->key = detail::pointerParamOf(shape.base);
+                if (auto it = aliasKey_.find(dyn_cast<VarDecl>(shape.base->getDecl()));
+                    !rec->key && it != aliasKey_.end()) {
+                    rec->key = it->second;
+                }
             }
             SourceLocation at = ss.expr != nullptr ? ss.expr->getBeginLoc() : SourceLocation();
             if (!shape.why.empty()) {
@@ -1013,12 +1139,74 @@ void Rewriter::classifyUses() {
             }
         }
     }
+    // A pointer alias serves its parameter's accessor when every reference to it is the base of
+    // an access site (the frontend recorded one only where all are) and its text can be edited.
+    for (const detail::PointerAliasInit& a : aliases_) {
+        bool ok = aliasEdits(a).has_value();
+        const auto* owner = dyn_cast_or_null<FunctionDecl>(a.var->getDeclContext());
+        ok = ok && owner != nullptr && owner->getBody() != nullptr;
+        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
+        while (ok && !pending.empty()) {
+            const Stmt* cur = pending.back();
+            pending.pop_back();
+            if (cur == nullptr) {
+                continue;
+            }
+            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+                dre != nullptr && dre->getDecl() == a.var && siteBases_.count(dre) == 0) {
+                ok = false;
+            }
+            for (const Stmt* child : cur->children()) {
+                pending.push_back(child);
+            }
+        }
+        if (ok) {
+            aliasByParamRef_[a.param] = &a;
+        }
+    }
+    // A rebased parameter: one rebase, every other reference a later access site.
+    for (const detail::PointerRebase& r : rebases_) {
+        const auto* pv = cast<ParmVarDecl>(r.param->getDecl());
+        const auto* owner = dyn_cast<FunctionDecl>(pv->getDeclContext());
+        auto end = src_.offset(r.op->getEndLoc());
+        bool ok = rebaseEdits(r).has_value() && owner != nullptr && owner->getBody() != nullptr &&
+                  end.has_value() &&
+                  std::count_if(rebases_.begin(), rebases_.end(),
+                                [&](const auto& o) { return o.param->getDecl() == pv; }) == 1;
+        if (auto body = ok ? src_.range(owner->getBody()->getSourceRange()) : std::nullopt;
+            !body || std::regex_search(src_.slice(*body),
+                                       std::regex("\\bmp_" + pv->getNameAsString() + "\\b"))) {
+            ok = false; // the view's name `mp_<name>` is taken (or the body cannot be read)
+        }
+        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
+        while (ok && !pending.empty()) {
+            const Stmt* cur = pending.back();
+            pending.pop_back();
+            if (cur == nullptr) {
+                continue;
+            }
+            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+                dre != nullptr && dre->getDecl() == pv && dre != r.param) {
+                auto at = src_.offset(dre->getBeginLoc());
+                ok = siteBases_.count(dre) != 0 && at && *at > *end;
+            }
+            for (const Stmt* child : cur->children()) {
+                pending.push_back(child);
+            }
+        }
+        if (ok) {
+            rebaseByParamRef_[r.param] = &r;
+            rebasedName_[pv] = "mp_" + pv->getNameAsString();
+        }
+    }
     for (const auto& [dre, key] : facts_.paramUses) {
         Use u;
         u.dre = dre;
         u.key = key;
         if (siteBases_.count(dre) != 0) {
             u.kind = UseKind::SiteBase;
+        } else if (aliasByParamRef_.count(dre) != 0 || rebaseByParamRef_.count(dre) != 0) {
+            u.kind = UseKind::AliasInit;
         } else if (auto it = passed.find(dre); it != passed.end()) {
             u.kind = UseKind::HelperArg;
             u.helper = it->second;
@@ -1048,8 +1236,8 @@ void Rewriter::fixpoint() {
             }
         }
         for (const Use& u : uses_) {
-            bool ok =
-                u.kind == UseKind::SiteBase || (u.kind == UseKind::HelperArg && active(u.helper));
+            bool ok = u.kind == UseKind::SiteBase || u.kind == UseKind::AliasInit ||
+                      (u.kind == UseKind::HelperArg && active(u.helper));
             if (ok) {
                 continue;
             }
@@ -1434,7 +1622,16 @@ void Rewriter::emitSite(const SiteRec& s, bool written, EditList& edits) {
         index = src_.range(ss.indices[0]);
     }
     const std::string at = fmt::format("memplace::at<{}>(", s.id);
-    const std::string baseText = base ? src_.slice(*base) : std::string();
+    std::string baseText = base ? src_.slice(*base) : std::string();
+    const auto* baseParam =
+        s.shape.base != nullptr ? dyn_cast<ParmVarDecl>(s.shape.base->getDecl()) : nullptr;
+    if (auto it = rebasedName_.find(baseParam); it != rebasedName_.end() && base) {
+        // A rebased parameter: the view its rebase declared (`mp_src`).
+        baseText = it->second;
+        if (s.shape.shape == Shape::Subscript || s.shape.shape == Shape::AtomicAddr) {
+            edits.replace(base->first, base->second, baseText);
+        }
+    }
     const bool member = !s.info->member.empty();
     const bool memberWrite = member && ki::writes(s.info->access);
     const long len = access ? static_cast<long>(access->second - access->first) : 0;
@@ -1448,10 +1645,25 @@ void Rewriter::emitSite(const SiteRec& s, bool written, EditList& edits) {
     case Shape::Deref:
         edits.replace(access->first, access->second, baseText + "[" + at + "0)]");
         break;
-    case Shape::DerefAdd:
-        edits.replace(access->first, index->first, baseText + "[" + at);
-        edits.replace(index->second, access->second, ")]");
+    case Shape::DerefAdd: {
+        // `*(p + a + b - c)` becomes `p[at<S>(a, b, memplace::minus(c))]`: at() converts each
+        // term to the index type on its own and adds them, as the pointer arithmetic did (`a +
+        // b` in the terms' own type could overflow or wrap where `p + a + b` does not). The
+        // text between the terms (operators, grouping parentheses) is replaced; the terms
+        // themselves only get edits around them, so that sites nested in them get theirs.
+        const auto& terms = s.shape.terms;
+        auto open = [&](size_t k) { return terms[k].negated ? "memplace::minus(" : ""; };
+        auto close = [&](size_t k) { return terms[k].negated ? ")" : ""; };
+        edits.replace(access->first, index->first, baseText + "[" + at + open(0));
+        for (size_t k = 1; k < terms.size(); ++k) {
+            auto prev = src_.range(ss.indices[k - 1]);
+            auto cur = src_.range(ss.indices[k]);
+            edits.replace(prev->second, cur->first, std::string(close(k - 1)) + ", " + open(k));
+        }
+        auto last = src_.range(ss.indices.back());
+        edits.replace(last->second, access->second, std::string(close(terms.size() - 1)) + ")]");
         break;
+    }
     case Shape::AtomicAddr:
         edits.insert(index->first, at, -static_cast<long>(index->second - index->first));
         edits.insert(index->second, ")", static_cast<long>(index->second - index->first));
@@ -1520,7 +1732,8 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
         return "the access is not one contiguous range of the main file";
     }
     const bool needIndex = s.shape.index != nullptr;
-    if (needIndex && (!index || ss.indices.size() != 1)) {
+    const size_t indexRanges = s.shape.shape == Shape::DerefAdd ? s.shape.terms.size() : 1;
+    if (needIndex && (!index || ss.indices.size() != indexRanges)) {
         return "its index is not one contiguous range of the main file";
     }
     const std::string b = src.slice(*base);
@@ -1543,11 +1756,25 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
     case Shape::Deref:
         ok = matches(src.slice(*access), ("\\*\\s*[(\\s]*" + id + "[)\\s]*").c_str());
         break;
-    case Shape::DerefAdd:
+    case Shape::DerefAdd: {
+        // Between the terms only their operator and the grouping parentheses of the sum
+        // (`*((p + a) - b)`): the edits replace that text.
+        const auto& terms = s.shape.terms;
+        auto op = [&](size_t k) {
+            return terms[k].negated ? std::string("-") : std::string("\\+");
+        };
         ok = matches(between(access->first, index->first),
-                     ("\\*\\s*\\(\\s*" + id + "\\s*\\+\\s*").c_str()) &&
-             matches(between(index->second, access->second), "\\s*\\)");
+                     ("\\*\\s*[(\\s]*" + id + "[)\\s]*" + op(0) + "\\s*").c_str());
+        for (size_t k = 1; ok && k < terms.size(); ++k) {
+            auto prev = src.range(ss.indices[k - 1]);
+            auto cur = src.range(ss.indices[k]);
+            ok = prev && cur &&
+                 matches(between(prev->second, cur->first), ("[)\\s]*" + op(k) + "\\s*").c_str());
+        }
+        auto last = src.range(ss.indices.back());
+        ok = ok && last && matches(between(last->second, access->second), "[)\\s]*\\)");
         break;
+    }
     case Shape::AtomicAdd:
         ok = matches(between(base->first, index->first), (id + "\\s*\\+\\s*").c_str());
         break;
@@ -1648,6 +1875,44 @@ void Rewriter::emitGroup(const Group& g, EditList& edits) {
         edits.insert(ls, close, 1);
     } else {
         edits.insert(rb, "\n" + close + indent, 1);
+    }
+    // Pointer aliases of accessor arrays become views of the accessor (once per declaration
+    // as written: instantiations share it).
+    std::set<unsigned> aliasesDone;
+    for (const auto& [ref, alias] : aliasByParamRef_) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(alias->var->getLocation());
+        if (!key || key->fn != p || !at || !aliasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto aliasText = aliasEdits(*alias);
+                for (const auto& [b, e, t] : *aliasText) {
+                    edits.replace(b, e, t);
+                }
+            }
+        }
+    }
+    std::set<unsigned> rebasesDone;
+    for (const auto& [ref, rebase] : rebaseByParamRef_) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(ref->getLocation());
+        if (!key || key->fn != p || !at || !rebasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto rebaseText = rebaseEdits(*rebase);
+                for (const auto& [b, e, t] : *rebaseText) {
+                    if (b == e) {
+                        edits.insert(b, t);
+                    } else {
+                        edits.replace(b, e, t);
+                    }
+                }
+            }
+        }
     }
     for (const auto& up : sites_) {
         if (!up->key || up->key->fn != p) {

@@ -264,6 +264,7 @@ __global__ void k(float* a, float* b, float* c, float* d, const float* e, float*
     int i = threadIdx.x;
     float* q = a + 4;
     q[i] = 1.0f;
+    q += 2;
     opaque(b);
     reinterpret_cast<float4*>(c)[i] = make_float4(0, 0, 0, 0);
     AT(d, i) = 2.0f;
@@ -294,9 +295,45 @@ __global__ void k(float* a, float* b, float* c, float* d, const float* e, float*
     // One clang-style warning per hazard, naming file:line:col.
     EXPECT_EQ(a->warnings().all().size(), 4u);
     std::string first = a->warnings().all()[0].format();
-    EXPECT_NE(first.find(s.path() + ":7:16: warning: kernel 'k': pointer arithmetic"),
+    EXPECT_NE(first.find(s.path() + ":7:16: warning: kernel 'k': the local pointer 'q' = 'a + 4' "
+                                    "is used other than as q[k] (9:5)"),
               std::string::npos)
         << first;
+}
+
+TEST(Frontend, LocalPointersIntoAnArrayAreFollowed) {
+    REQUIRE_CUDA();
+    Snippet s(std::string(kHeader) + R"(
+__global__ void k(int w, const float* m, float* a, float* b) {
+    int r = blockIdx.x;
+    const float* row = m + r * w;
+    float* q = &a[r];
+    float* p = b + 1;
+    b[0] = row[threadIdx.x] + q[threadIdx.x];
+    p[threadIdx.x] = 1.0f;
+    p = b;
+}
+)");
+    auto a = s.analyze();
+    ASSERT_TRUE(a);
+    const auto& k = kernel(*a, "k");
+    // row[x] is m[r * w + x], q[x] is a[r + x]: sites of the arrays, no hazard.
+    ASSERT_EQ(k.sites.size(), 3u);
+    EXPECT_EQ(k.sites[0].array, "b"); // b[0], the left-hand side, comes first
+    EXPECT_EQ(k.sites[1].array, "m");
+    EXPECT_EQ(k.sites[1].index.text, "r * w + threadIdx.x");
+    EXPECT_EQ(k.sites[2].array, "a");
+    EXPECT_EQ(k.sites[2].index.text, "r + threadIdx.x");
+    EXPECT_TRUE(k.findArray("m")->feasible.contains(Place::Texture));
+    EXPECT_TRUE(k.findArray("a")->feasible.contains(Place::Texture));
+    // p is rebound: not followed, b stays home with a warning naming the rebinding.
+    EXPECT_EQ(k.findArray("b")->feasible, PlaceSet{Place::Global});
+    // (`p = b` stores b too: a second warning.)
+    ASSERT_EQ(a->warnings().all().size(), 2u);
+    EXPECT_NE(a->warnings().all()[0].format().find("the local pointer 'p' = 'b + 1' is used "
+                                                   "other than as p[k] (10:5)"),
+              std::string::npos)
+        << a->warnings().all()[0].format();
 }
 
 TEST(Frontend, HelpersAreFollowedWithTheirArguments) {

@@ -193,6 +193,92 @@ TEST(Rewrite, WarnsAtLaunchesOfKernelsWithNoDefinitionInTheProgram) {
 // Constructs the rewriter must leave as written, each with a warning that names file:line:col:
 // pointer arithmetic on an array (raw pointer kept), and a template kernel that is never
 // launched (nothing to instantiate it with).
+TEST(Rewrite, LocalPointersIntoAnArrayBecomeViewsOfItsAccessor) {
+    const fs::path dir = freshDir("views");
+    const fs::path file = dir / "views.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void rows(int w, const float* m, const float* v, float* out) {
+    const float* row = m + blockIdx.x * w - 1;
+    const float *a = v + 1, *b = v + 2;
+    out[blockIdx.x] = row[threadIdx.x + 1] + a[0] + b[0];
+}
+void run(int w, const float* m, const float* v, float* out) {
+    rows<<<4, 1>>>(w, m, v, out);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    for (const auto& a : r->kernels[0].arrays) {
+        // Two pointers declared in one statement: the declaration is not edited, v stays raw.
+        EXPECT_EQ(a.accessor, a.name != "v") << a.name;
+    }
+    EXPECT_NE(r->output.find("auto row = memplace::offset(m, blockIdx.x * w, memplace::minus(1));"),
+              std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("row[memplace::at<1>(threadIdx.x + 1)]"), std::string::npos);
+    EXPECT_NE(r->output.find("const float *a = v + 1, *b = v + 2;"), std::string::npos);
+    EXPECT_NE(r->output.find("a[0] + b[0]"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(Rewrite, AParameterRebasedAtTheTopBecomesAViewOfItsAccessor) {
+    const fs::path dir = freshDir("rebased");
+    const fs::path file = dir / "rebased.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void copy(int pitch, const float* src, float* dst, float* late) {
+    late[0] = 1.0f;
+    src += blockIdx.x * pitch;
+    dst -= 1;
+    late += 2;
+    dst[threadIdx.x + 1] = src[threadIdx.x] + late[0];
+}
+void run(int pitch, const float* src, float* dst, float* late) {
+    copy<<<4, 32>>>(pitch, src, dst, late);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    for (const auto& a : r->kernels[0].arrays) {
+        // `late` is used before its rebase: not followed, it stays raw.
+        EXPECT_EQ(a.accessor, a.name != "late") << a.name;
+    }
+    EXPECT_NE(r->output.find("const auto mp_src = memplace::offset(src, blockIdx.x * pitch);"),
+              std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("const auto mp_dst = memplace::offset(dst, memplace::minus(1));"),
+              std::string::npos);
+    EXPECT_NE(r->output.find("mp_dst[memplace::at<1>(threadIdx.x + 1)] = "
+                             "mp_src[memplace::at<2>(threadIdx.x)] + late[0];"),
+              std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("late += 2;"), std::string::npos);
+
+    // The view's name is taken: the parameter stays raw, the rebase as written.
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void copy(int pitch, const float* src, float* dst) {
+    src += blockIdx.x * pitch;
+    const int mp_src = 0;
+    dst[threadIdx.x] = src[threadIdx.x + mp_src];
+}
+void run(int pitch, const float* src, float* dst) {
+    copy<<<4, 32>>>(pitch, src, dst);
+}
+)";
+    r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    for (const auto& a : r->kernels[0].arrays) {
+        EXPECT_EQ(a.accessor, a.name != "src") << a.name;
+    }
+    EXPECT_NE(r->output.find("src += blockIdx.x * pitch;"), std::string::npos) << r->output;
+    fs::remove_all(dir);
+}
+
 TEST(Rewrite, LeavesWhatItCannotVouchForAsWrittenWithAWarning) {
     const fs::path dir = freshDir("alone");
     const fs::path file = dir / "alone.cu";
@@ -200,7 +286,7 @@ TEST(Rewrite, LeavesWhatItCannotVouchForAsWrittenWithAWarning) {
 __global__ void shifted(int n, const float* in, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     const float* p = in + 1;
-    if (i + 1 < n) out[i] = p[i];
+    if (i + 1 < n) out[i] = *(p + i);
 }
 template <typename T>
 __global__ void never(int n, T* a) {
@@ -231,6 +317,7 @@ void run(int n, const float* in, float* out) {
         }
     }
     EXPECT_NE(r->output.find("const float* p = in + 1;"), std::string::npos);
+    EXPECT_NE(r->output.find("*(p + i)"), std::string::npos);
     bool arithmetic = false;
     bool neverLaunched = false;
     for (const auto& d : r->warnings.all()) {

@@ -774,4 +774,24 @@ MEMPLACE_DEV auto value(const X& x) {
     }
 }
 
+/// A local pointer into an array, `const float* row = m + r * cols;`, rewritten as a view of
+/// the array's accessor: `auto row = memplace::offset(m, r * cols);`. `row[at<S>(k)]` is
+/// `m[at<S>(r * cols + k)]` with the offset evaluated once, where the original computed the
+/// pointer; each term is converted to the index type on its own, as in `at`. Works over every
+/// accessor (the dynamic and tracing ones too: they see the element's index in the array).
+template <class A>
+struct OffsetView {
+    A a;
+    long long offset;
+    template <int S>
+    MEMPLACE_DEV decltype(auto) operator[](SiteIndex<S> s) const {
+        return a[SiteIndex<S>{offset + s.i}];
+    }
+};
+
+template <class A, class... I>
+MEMPLACE_DEV OffsetView<A> offset(const A& a, I... terms) {
+    return OffsetView<A>{a, (0LL + ... + static_cast<long long>(terms))};
+}
+
 } // namespace memplace

@@ -14,10 +14,20 @@ struct SiteIndex {
     long long i; ///< element index (not bytes), relative to the array's first element
 };
 
-/// Tags an index with its site: `a[memplace::at<3>(i)]`.
-template <int Site, class I>
-MEMPLACE_HD constexpr SiteIndex<Site> at(I i) {
-    return SiteIndex<Site>{static_cast<long long>(i)};
+/// Tags an index with its site: `a[memplace::at<3>(i)]`. Several terms are the offset of a
+/// pointer sum (`*(a + r * w + c)` is `a[memplace::at<3>(r * w, c)]`): each is converted to
+/// the index type on its own before they are added, as the pointer arithmetic does, so that a
+/// sum the terms' own type cannot hold (or a negative int plus an unsigned) stays exact.
+template <int Site, class... I>
+MEMPLACE_HD constexpr SiteIndex<Site> at(I... terms) {
+    return SiteIndex<Site>{(0LL + ... + static_cast<long long>(terms))};
+}
+
+/// A subtracted term of a pointer sum: `*(a + n - i)` is `a[memplace::at<3>(n,
+/// memplace::minus(i))]` (negated after the conversion: `-i` of an unsigned `i` would wrap).
+template <class I>
+MEMPLACE_HD constexpr long long minus(I i) {
+    return -static_cast<long long>(i);
 }
 
 } // namespace memplace
