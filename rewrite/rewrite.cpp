@@ -38,6 +38,28 @@ using detail::Shape;
 
 namespace {
 
+/// Whether every reference to `var` in `body` satisfies `ok` (an explicit stack: kernel bodies
+/// may nest deeper than the call stack allows).
+template <class Pred>
+bool everyReference(const Stmt* body, const ValueDecl* var, Pred ok) {
+    std::vector<const Stmt*> pending{body};
+    while (!pending.empty()) {
+        const Stmt* cur = pending.back();
+        pending.pop_back();
+        if (cur == nullptr) {
+            continue;
+        }
+        if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
+            dre != nullptr && dre->getDecl() == var && !ok(dre)) {
+            return false;
+        }
+        for (const Stmt* child : cur->children()) {
+            pending.push_back(child);
+        }
+    }
+    return true;
+}
+
 // ---- source positions ----------------------------------------------------------------------
 
 /// The program's files as one buffer, so that one EditList and one set of offsets serve them
@@ -585,13 +607,18 @@ void Rewriter::buildGroups() {
             g.refuse("--launches-only", p->getLocation());
         } else if (!g.selected) {
             g.refuse("not the kernel asked for (--kernel)", p->getLocation());
+        } else if (p->isInExternCContext()) {
+            g.refuse("it is declared in an extern \"C\" block (a template cannot have C linkage)",
+                     p->getLocation());
         }
         // One descriptor name per kernel name in its scope (overloads get a suffix).
         std::string base = "memplace_kernel_" + p->getNameAsString();
-        std::string scope = p->getDeclContext()->isTranslationUnit()
-                                ? std::string()
-                                : cast<NamedDecl>(Decl::castFromDeclContext(p->getDeclContext()))
-                                      ->getQualifiedNameAsString();
+        // The enclosing namespace or class, past `extern "C" { }` blocks (not named: a
+        // kernel defined in one used to crash here).
+        const DeclContext* dc = p->getDeclContext()->getRedeclContext();
+        const auto* owner =
+            dc->isTranslationUnit() ? nullptr : dyn_cast<NamedDecl>(Decl::castFromDeclContext(dc));
+        std::string scope = owner != nullptr ? owner->getQualifiedNameAsString() : std::string();
         std::string name = base;
         for (int n = 2; !descNames.insert(scope + "::" + name).second; ++n) {
             name = fmt::format("{}_{}", base, n);
@@ -1142,24 +1169,11 @@ void Rewriter::classifyUses() {
     // A pointer alias serves its parameter's accessor when every reference to it is the base of
     // an access site (the frontend recorded one only where all are) and its text can be edited.
     for (const detail::PointerAliasInit& a : aliases_) {
-        bool ok = aliasEdits(a).has_value();
         const auto* owner = dyn_cast_or_null<FunctionDecl>(a.var->getDeclContext());
-        ok = ok && owner != nullptr && owner->getBody() != nullptr;
-        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
-        while (ok && !pending.empty()) {
-            const Stmt* cur = pending.back();
-            pending.pop_back();
-            if (cur == nullptr) {
-                continue;
-            }
-            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
-                dre != nullptr && dre->getDecl() == a.var && siteBases_.count(dre) == 0) {
-                ok = false;
-            }
-            for (const Stmt* child : cur->children()) {
-                pending.push_back(child);
-            }
-        }
+        const bool ok =
+            aliasEdits(a).has_value() && owner != nullptr && owner->getBody() != nullptr &&
+            everyReference(owner->getBody(), a.var,
+                           [&](const DeclRefExpr* dre) { return siteBases_.count(dre) != 0; });
         if (ok) {
             aliasByParamRef_[a.param] = &a;
         }
@@ -1178,22 +1192,10 @@ void Rewriter::classifyUses() {
                                        std::regex("\\bmp_" + pv->getNameAsString() + "\\b"))) {
             ok = false; // the view's name `mp_<name>` is taken (or the body cannot be read)
         }
-        std::vector<const Stmt*> pending{ok ? owner->getBody() : nullptr};
-        while (ok && !pending.empty()) {
-            const Stmt* cur = pending.back();
-            pending.pop_back();
-            if (cur == nullptr) {
-                continue;
-            }
-            if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
-                dre != nullptr && dre->getDecl() == pv && dre != r.param) {
-                auto at = src_.offset(dre->getBeginLoc());
-                ok = siteBases_.count(dre) != 0 && at && *at > *end;
-            }
-            for (const Stmt* child : cur->children()) {
-                pending.push_back(child);
-            }
-        }
+        ok = ok && everyReference(owner->getBody(), pv, [&](const DeclRefExpr* dre) {
+                 auto at = src_.offset(dre->getBeginLoc());
+                 return dre == r.param || (siteBases_.count(dre) != 0 && at && *at > *end);
+             });
         if (ok) {
             rebaseByParamRef_[r.param] = &r;
             rebasedName_[pv] = "mp_" + pv->getNameAsString();

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace memplace::rewrite {
@@ -333,6 +334,48 @@ void run(int n, const float* in, float* out) {
     EXPECT_TRUE(arithmetic) << "a warning at 4:col for the pointer arithmetic";
     EXPECT_TRUE(neverLaunched) << "a warning naming the template that is never launched";
     EXPECT_EQ(slurp(file).find("memplace"), std::string::npos) << "the input is not written";
+    fs::remove_all(dir);
+}
+
+// A kernel defined in an `extern "C"` block (Rodinia's b+tree includes its kernel file in one)
+// crashed the rewriter (the block is a scope without a name). It stays as written, with the
+// reason: a template cannot have C linkage; the kernel beside it is rewritten.
+TEST(Rewrite, AKernelInAnExternCBlockStaysAsWritten) {
+    const fs::path dir = freshDir("externc");
+    const fs::path file = dir / "externc.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+extern "C" {
+__global__ void in_c(int n, const float* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}
+}
+__global__ void in_cpp(int n, const float* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2.0f * in[i];
+}
+void run(int n, const float* in, float* out) {
+    in_c<<<(n + 127) / 128, 128>>>(n, in, out);
+    in_cpp<<<(n + 127) / 128, 128>>>(n, in, out);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    std::map<std::string, const KernelReport*> byName;
+    for (const auto& k : r->kernels) {
+        byName[k.name] = &k;
+    }
+    ASSERT_EQ(byName.count("in_c"), 1u);
+    ASSERT_EQ(byName.count("in_cpp"), 1u);
+    EXPECT_FALSE(byName["in_c"]->rewritten);
+    EXPECT_NE(byName["in_c"]->reason.find("extern \"C\""), std::string::npos)
+        << byName["in_c"]->reason;
+    EXPECT_TRUE(byName["in_cpp"]->rewritten);
+    EXPECT_NE(r->output.find("__global__ void in_c(int n, const float* in, float* out)"),
+              std::string::npos)
+        << "in_c as written";
     fs::remove_all(dir);
 }
 
