@@ -11,35 +11,8 @@
 set -uo pipefail
 prog="${1:?usage: alias_test.sh PROGRAM OUTDIR}"
 out="${2:?usage: alias_test.sh PROGRAM OUTDIR}"
-rm -rf "$out"
-mkdir -p "$out"
-unset MEMPLACE MEMPLACE_DISPATCH MEMPLACE_SPEC
-export MEMPLACE_CACHE="$out/cache" MEMPLACE_QUIET=0
-
-ref="$(MEMPLACE=off "$prog" 2>"$out/off.err")"
-rc=$?
-echo "off:  $ref"
-if [[ $rc -ne 0 || "$ref" != PASS* ]]; then
-  echo "FAIL: the program as written (MEMPLACE=off) did not pass (exit $rc)"
-  cat "$out/off.err"
-  exit 1
-fi
-
-status=0
-run() { # name env...
-  local name="$1"
-  shift
-  local got
-  got="$(env "$@" "$prog" 2>"$out/$name.err")"
-  local rc=$?
-  if [[ $rc -ne 0 || "$got" != "$ref" ]]; then
-    echo "FAIL $name (exit $rc): $got"
-    grep -v '^memplace: .*placed global' "$out/$name.err" | head -5
-    status=1
-  else
-    echo "ok   $name"
-  fi
-}
+ERR_FILTER='^memplace: .*placed global' # the forced runs' expected fallbacks
+source "$(dirname "$0")/bitwise_runs.sh"
 
 run auto MEMPLACE=auto MEMPLACE_REPORT="$out/auto.json"
 run auto-cached MEMPLACE=auto MEMPLACE_REPORT="$out/auto-cached.json"
