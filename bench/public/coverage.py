@@ -82,9 +82,9 @@ def rewrite_unit(memplace, src, out, args, timeout):
         return None, (lines[0] if lines else f"exit {p.returncode}")
 
 
-def nvcc_compiles(nvcc, src, includes, args, log):
+def nvcc_compiles(nvcc, src, includes, args, log, extra=()):
     """Whether nvcc compiles src to an object (-c); its messages go to log."""
-    cmd = [nvcc, "-c", "-arch=sm_90", "-w", "-o", "/dev/null", str(src)]
+    cmd = [nvcc, "-c", "-arch=sm_90", "-w", *extra, "-o", "/dev/null", str(src)]
     cmd += [f"-I{i}" for i in includes] + [a for a in args if a.startswith(("-I", "-D"))]
     p = subprocess.run(cmd, capture_output=True, text=True)
     log.write_text(" ".join(cmd) + "\n" + p.stdout + p.stderr)
@@ -150,7 +150,8 @@ def main():
                         ok = nvcc_compiles(opts.nvcc, rewritten_src,
                                            [rewritten_src.parent, src.parent, root,
                                             root / "runtime" / "include"],
-                                           args, logs / f"{stem}.rewritten.log")
+                                           args, logs / f"{stem}.rewritten.log",
+                                           ["-std=c++20"])  # memplace's headers need C++20
                         built += " rw:" + ("ok" if ok else "FAIL")
                 rows.append((f"{name}/{prog}", unit["file"], len(expected), found, rewritten,
                              built, note))
