@@ -38,6 +38,22 @@ using detail::Shape;
 
 namespace {
 
+/// The kernel named from inside its descriptor (`::ns::name`): unqualified, a kernel named like
+/// one of the descriptor's members (`kernel`: Rodinia's myocyte) would name the member. Qualified
+/// lookup sees through anonymous and inline namespaces and extern "C" blocks, so they are
+/// skipped.
+std::string qualifiedKernelName(const FunctionDecl* p) {
+    std::string q = "::" + p->getNameAsString();
+    for (const DeclContext* dc = p->getDeclContext(); dc != nullptr && !dc->isTranslationUnit();
+         dc = dc->getParent()) {
+        if (const auto* ns = dyn_cast<NamespaceDecl>(dc);
+            ns != nullptr && !ns->isAnonymousNamespace() && !ns->isInline()) {
+            q = "::" + ns->getNameAsString() + q;
+        }
+    }
+    return q;
+}
+
 /// Whether every reference to `var` in `body` satisfies `ok` (an explicit stack: kernel bodies
 /// may nest deeper than the call stack allows).
 template <class Pred>
@@ -2253,7 +2269,7 @@ std::string Rewriter::descriptor(const Group& g, const std::string& indent) cons
     out += jitMembers(g, in1);
     out += in1 + "template <class... Acc>\n";
     out += fmt::format("{}static auto kernel() {{ return &{}<{}Acc...>; }}\n", in1,
-                       p->getNameAsString(), kernelTargs);
+                       qualifiedKernelName(p), kernelTargs);
     std::vector<std::string> tparams;
     std::vector<std::string> acctypes;
     for (const ArrayPlan* ap : accs) {

@@ -379,6 +379,39 @@ void run(int n, const float* in, float* out) {
     fs::remove_all(dir);
 }
 
+// The descriptor names its kernel qualified: a kernel named `kernel` (Rodinia's myocyte) was
+// taken for the descriptor's own member `kernel()`, and nvcc rejected the rewritten file.
+TEST(Rewrite, TheDescriptorNamesItsKernelQualified) {
+    const fs::path dir = freshDir("named_kernel");
+    const fs::path file = dir / "named_kernel.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+__global__ void kernel(int n, const float* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}
+namespace solver {
+namespace {
+__global__ void kernel(int n, const float* in, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2.0f * in[i];
+}
+} // namespace
+void run(int n, const float* in, float* out) { kernel<<<(n + 127) / 128, 128>>>(n, in, out); }
+} // namespace solver
+void run(int n, const float* in, float* out) { kernel<<<(n + 127) / 128, 128>>>(n, in, out); }
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_NE(r->output.find("static auto kernel() { return &::kernel<Acc...>; }"),
+              std::string::npos);
+    EXPECT_NE(r->output.find("static auto kernel() { return &::solver::kernel<Acc...>; }"),
+              std::string::npos)
+        << "qualified past the anonymous namespace";
+    fs::remove_all(dir);
+}
+
 // `memplace rewrite --compile`: extra placements become specialised instantiations; a place
 // outside an array's mask, an unknown array or an unknown kernel is dropped with a warning.
 TEST(Rewrite, ExtraCompiledPlacements) {

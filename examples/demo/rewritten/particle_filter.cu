@@ -93,7 +93,7 @@ __global__ void find_index(int n, MP_cdf cdf, MP_u u, MP_x x, MP_y y,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &find_index<Acc...>; }
+    static auto kernel() { return &::find_index<Acc...>; }
     template <class MP_cdf, class MP_u, class MP_x, class MP_y, class MP_xo, class MP_yo>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_cdf cdf, MP_u u, MP_x x, MP_y y, MP_xo xo, MP_yo yo) {

@@ -75,7 +75,7 @@ __global__ void spmv_csr(int rows, MP_rowptr rowptr, MP_col col, MP_val val,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &spmv_csr<Acc...>; }
+    static auto kernel() { return &::spmv_csr<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {

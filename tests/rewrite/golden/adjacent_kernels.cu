@@ -73,7 +73,7 @@ __global__ void scale(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &scale<Acc...>; }
+    static auto kernel() { return &::scale<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float a, MP_x x, MP_y y) {
@@ -128,7 +128,7 @@ __global__ void shift(int n, MP_y y, MP_z z) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &shift<Acc...>; }
+    static auto kernel() { return &::shift<Acc...>; }
     template <class MP_y, class MP_z>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_y y, MP_z z) {
@@ -186,7 +186,7 @@ __global__ void mix(int n, MP_x x, MP_z z, MP_w w) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &mix<Acc...>; }
+    static auto kernel() { return &::mix<Acc...>; }
     template <class MP_x, class MP_z, class MP_w>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_x x, MP_z z, MP_w w) {
@@ -233,7 +233,7 @@ __global__ void last(int n, MP_w w, MP_v v) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &last<Acc...>; }
+    static auto kernel() { return &::last<Acc...>; }
     template <class MP_w, class MP_v>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_w w, MP_v v) {

@@ -88,7 +88,7 @@ struct memplace_kernel_from_global {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &from_global<Acc...>; }
+    static auto kernel() { return &::from_global<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int off, MP_in in, MP_out out) {
@@ -149,7 +149,7 @@ struct memplace_kernel_via_helper {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &via_helper<Acc...>; }
+    static auto kernel() { return &::via_helper<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, MP_out out) {
@@ -212,7 +212,7 @@ __global__ void twice(MP_in in, MP_io io) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &twice<Acc...>; }
+    static auto kernel() { return &::twice<Acc...>; }
     template <class MP_in, class MP_io>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, MP_io io) {
@@ -280,7 +280,7 @@ __global__ void via_struct(MP_in in, Target t) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &via_struct<Acc...>; }
+    static auto kernel() { return &::via_struct<Acc...>; }
     template <class MP_in>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, Target t) {
@@ -341,7 +341,7 @@ struct memplace_kernel_via_device_pointer {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &via_device_pointer<Acc...>; }
+    static auto kernel() { return &::via_device_pointer<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, MP_out out) {

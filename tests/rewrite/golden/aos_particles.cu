@@ -111,7 +111,7 @@ __global__ void nbody_accel(int n, MP_bodies bodies, MP_accel accel) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &nbody_accel<Acc...>; }
+    static auto kernel() { return &::nbody_accel<Acc...>; }
     template <class MP_bodies, class MP_accel>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_bodies bodies, MP_accel accel) {
@@ -182,7 +182,7 @@ __global__ void integrate(int n, float dt, MP_p p, MP_accel accel) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &integrate<Acc...>; }
+    static auto kernel() { return &::integrate<Acc...>; }
     template <class MP_p, class MP_accel>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float dt, MP_p p, MP_accel accel) {

@@ -73,7 +73,7 @@ __global__ void histogram_global(int n, MP_data data, MP_bins bins) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &histogram_global<Acc...>; }
+    static auto kernel() { return &::histogram_global<Acc...>; }
     template <class MP_data, class MP_bins>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_data data, MP_bins bins) {
@@ -147,7 +147,7 @@ __global__ void histogram_shared(int n, MP_data data, MP_bins bins) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &histogram_shared<Acc...>; }
+    static auto kernel() { return &::histogram_shared<Acc...>; }
     template <class MP_data, class MP_bins>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_data data, MP_bins bins) {
@@ -201,7 +201,7 @@ __global__ void max_value(int n, MP_values values, MP_result result) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &max_value<Acc...>; }
+    static auto kernel() { return &::max_value<Acc...>; }
     template <class MP_values, class MP_result>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_values values, MP_result result) {

@@ -67,7 +67,7 @@ __global__ void init_levels(int n, MP_levels levels, int source) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &init_levels<Acc...>; }
+    static auto kernel() { return &::init_levels<Acc...>; }
     template <class MP_levels>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_levels levels, int source) {
@@ -154,7 +154,7 @@ __global__ void bfs_expand(int frontier_size, MP_frontier frontier,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &bfs_expand<Acc...>; }
+    static auto kernel() { return &::bfs_expand<Acc...>; }
     template <class MP_frontier, class MP_rowptr, class MP_adj, class MP_levels,
               class MP_next_frontier, class MP_next_size>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,

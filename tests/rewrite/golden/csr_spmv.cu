@@ -93,7 +93,7 @@ __global__ void spmv_csr_scalar(int rows, MP_rowptr rowptr, MP_col col, MP_val v
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &spmv_csr_scalar<Acc...>; }
+    static auto kernel() { return &::spmv_csr_scalar<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {
@@ -200,7 +200,7 @@ __global__ void spmv_csr_vector(int rows, MP_rowptr rowptr,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &spmv_csr_vector<Acc...>; }
+    static auto kernel() { return &::spmv_csr_vector<Acc...>; }
     template <class MP_rowptr, class MP_col, class MP_val, class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, MP_rowptr rowptr, MP_col col, MP_val val, MP_x x, MP_y y) {

@@ -109,7 +109,7 @@ __global__ void blend(int n, float t, MP_a a, MP_b b, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &blend<Acc...>; }
+    static auto kernel() { return &::blend<Acc...>; }
     template <class MP_a, class MP_b, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float t, MP_a a, MP_b b, MP_out out) {
@@ -173,7 +173,7 @@ __global__ void row_sums(int rows, int cols, const float* m, MP_sums sums) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &row_sums<Acc...>; }
+    static auto kernel() { return &::row_sums<Acc...>; }
     template <class MP_sums>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, int cols, const float *m, MP_sums sums) {

@@ -70,7 +70,7 @@ __global__ void saxpy_grid_stride(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &saxpy_grid_stride<Acc...>; }
+    static auto kernel() { return &::saxpy_grid_stride<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float a, MP_x x, MP_y y) {
@@ -150,7 +150,7 @@ __global__ void sum_squares_partial(int n, MP_x x, MP_partial partial) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &sum_squares_partial<Acc...>; }
+    static auto kernel() { return &::sum_squares_partial<Acc...>; }
     template <class MP_x, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_x x, MP_partial partial) {
@@ -210,7 +210,7 @@ __global__ void copy_while(int n, MP_src src, MP_dst dst) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &copy_while<Acc...>; }
+    static auto kernel() { return &::copy_while<Acc...>; }
     template <class MP_src, class MP_dst>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_src src, MP_dst dst) {

@@ -67,7 +67,7 @@ __global__ void clampScale(int n, float lo, float hi, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &clampScale<Acc...>; }
+    static auto kernel() { return &::clampScale<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float lo, float hi, MP_x x, MP_y y) {

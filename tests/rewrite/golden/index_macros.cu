@@ -81,7 +81,7 @@ __global__ void add_bias(int rows, int cols, MP_bias bias, MP_m m) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &add_bias<Acc...>; }
+    static auto kernel() { return &::add_bias<Acc...>; }
     template <class MP_bias, class MP_m>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, int cols, MP_bias bias, MP_m m) {

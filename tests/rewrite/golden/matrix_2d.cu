@@ -78,7 +78,7 @@ __global__ void matrix_add(int width, int height, MP_a a, MP_b b, MP_c c) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &matrix_add<Acc...>; }
+    static auto kernel() { return &::matrix_add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int width, int height, MP_a a, MP_b b, MP_c c) {
@@ -137,7 +137,7 @@ __global__ void transpose_naive(int width, int height, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &transpose_naive<Acc...>; }
+    static auto kernel() { return &::transpose_naive<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int width, int height, MP_in in, MP_out out) {
@@ -204,7 +204,7 @@ __global__ void stencil5(int width, int height, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &stencil5<Acc...>; }
+    static auto kernel() { return &::stencil5<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int width, int height, MP_in in, MP_out out) {

@@ -61,7 +61,7 @@ __global__ void fill(int n, float base, float step, MP_a a) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &fill<Acc...>; }
+    static auto kernel() { return &::fill<Acc...>; }
     template <class MP_a>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float base, float step, MP_a a) {
@@ -112,7 +112,7 @@ __global__ void scale_into(int n, float s, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &scale_into<Acc...>; }
+    static auto kernel() { return &::scale_into<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float s, MP_in in, MP_out out) {
@@ -170,7 +170,7 @@ __global__ void add(int n, MP_a a, MP_b b, MP_c c) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &add<Acc...>; }
+    static auto kernel() { return &::add<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_a a, MP_b b, MP_c c) {
@@ -246,7 +246,7 @@ __global__ void dot_partial(int n, MP_a a, MP_b b, MP_partial partial) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &dot_partial<Acc...>; }
+    static auto kernel() { return &::dot_partial<Acc...>; }
     template <class MP_a, class MP_b, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_a a, MP_b b, MP_partial partial) {

@@ -70,7 +70,7 @@ __global__ void vecmul(MP_a a, MP_b b, MP_c c, int n)
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &vecmul<Acc...>; }
+    static auto kernel() { return &::vecmul<Acc...>; }
     template <class MP_a, class MP_b, class MP_c>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_a a, MP_b b, MP_c c, int n) {
@@ -120,7 +120,7 @@ __global__ void twice(MP_a a, int n)
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &twice<Acc...>; }
+    static auto kernel() { return &::twice<Acc...>; }
     template <class MP_a>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_a a, int n) {

@@ -81,7 +81,7 @@ __global__ void scale_2d(int width, int height, MP_in in, MP_bias bias, MP_out o
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &scale_2d<Acc...>; }
+    static auto kernel() { return &::scale_2d<Acc...>; }
     template <class MP_in, class MP_bias, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int width, int height, MP_in in, MP_bias bias, MP_out out) {
@@ -139,7 +139,7 @@ __global__ void reverse_copy(int n, unsigned shift, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &reverse_copy<Acc...>; }
+    static auto kernel() { return &::reverse_copy<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             unsigned int shift, MP_in in, MP_out out) {
@@ -214,7 +214,7 @@ __global__ void row_dot(int rows, int cols, MP_m m, MP_v v, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &row_dot<Acc...>; }
+    static auto kernel() { return &::row_dot<Acc...>; }
     template <class MP_m, class MP_v, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, int cols, MP_m m, MP_v v, MP_out out) {
@@ -281,7 +281,7 @@ __global__ void row_walk(int rows, int cols, const float* m, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &row_walk<Acc...>; }
+    static auto kernel() { return &::row_walk<Acc...>; }
     template <class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int rows, int cols, const float *m, MP_out out) {
@@ -348,7 +348,7 @@ __global__ void window_sum(int n, int window, MP_a a, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &window_sum<Acc...>; }
+    static auto kernel() { return &::window_sum<Acc...>; }
     template <class MP_a, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             int window, MP_a a, MP_out out) {
@@ -412,7 +412,7 @@ __global__ void rebased_copy(int width, int height, int pitch, MP_src src, MP_ds
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &rebased_copy<Acc...>; }
+    static auto kernel() { return &::rebased_copy<Acc...>; }
     template <class MP_src, class MP_dst>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int width, int height, int pitch, MP_src src, MP_dst dst) {

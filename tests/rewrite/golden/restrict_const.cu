@@ -94,7 +94,7 @@ __global__ void convolve1d(int n, MP_in in, MP_weights weights,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &convolve1d<Acc...>; }
+    static auto kernel() { return &::convolve1d<Acc...>; }
     template <class MP_in, class MP_weights, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_weights weights, MP_out out) {
@@ -158,7 +158,7 @@ __global__ void scale_rows(int cols, MP_scale scale,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &scale_rows<Acc...>; }
+    static auto kernel() { return &::scale_rows<Acc...>; }
     template <class MP_scale, class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             int cols, MP_scale scale, MP_in in, MP_out out) {

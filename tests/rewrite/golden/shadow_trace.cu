@@ -79,7 +79,7 @@ __global__ void bump(MP_a a, int n) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &bump<Acc...>; }
+    static auto kernel() { return &::bump<Acc...>; }
     template <class MP_a>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_a a, int n) {
@@ -132,7 +132,7 @@ struct memplace_kernel_accumulate {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &accumulate<Acc...>; }
+    static auto kernel() { return &::accumulate<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, MP_out out) {
@@ -195,7 +195,7 @@ __global__ void row_sums(MP_A A, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &row_sums<Acc...>; }
+    static auto kernel() { return &::row_sums<Acc...>; }
     template <class MP_A, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_A A, MP_y y) {

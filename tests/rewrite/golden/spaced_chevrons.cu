@@ -73,7 +73,7 @@ __global__ void negate(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &negate<Acc...>; }
+    static auto kernel() { return &::negate<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_out out) {
@@ -123,7 +123,7 @@ __global__ void offset_by(int n, MP_data data, float delta) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &offset_by<Acc...>; }
+    static auto kernel() { return &::offset_by<Acc...>; }
     template <class MP_data>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_data data, float delta) {

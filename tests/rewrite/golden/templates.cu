@@ -57,7 +57,7 @@ struct memplace_kernel_scale {
     // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &scale<T, Acc...>; }
+    static auto kernel() { return &::scale<T, Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             T factor, MP_in in, MP_out out) {
@@ -106,7 +106,7 @@ struct memplace_kernel_block_sum {
     // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &block_sum<T, BLOCK, Acc...>; }
+    static auto kernel() { return &::block_sum<T, BLOCK, Acc...>; }
     template <class MP_in, class MP_partial>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_partial partial) {

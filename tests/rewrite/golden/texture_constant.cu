@@ -102,7 +102,7 @@ __global__ void blur3x3(cudaTextureObject_t img, int width, int height, MP_out o
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &blur3x3<Acc...>; }
+    static auto kernel() { return &::blur3x3<Acc...>; }
     template <class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             cudaTextureObject_t img, int width, int height, MP_out out) {
@@ -158,7 +158,7 @@ struct memplace_kernel_apply_lut {
     // through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &apply_lut<Acc...>; }
+    static auto kernel() { return &::apply_lut<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_out out) {

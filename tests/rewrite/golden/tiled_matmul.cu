@@ -105,7 +105,7 @@ __global__ void matmul_tiled(int n, MP_A A, MP_B B, MP_C C) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &matmul_tiled<Acc...>; }
+    static auto kernel() { return &::matmul_tiled<Acc...>; }
     template <class MP_A, class MP_B, class MP_C>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_A A, MP_B B, MP_C C) {
@@ -173,7 +173,7 @@ __global__ void transpose_tiled(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &transpose_tiled<Acc...>; }
+    static auto kernel() { return &::transpose_tiled<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_out out) {

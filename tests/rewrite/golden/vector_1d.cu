@@ -72,7 +72,7 @@ __global__ void saxpy(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &saxpy<Acc...>; }
+    static auto kernel() { return &::saxpy<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float a, MP_x x, MP_y y) {
@@ -133,7 +133,7 @@ __global__ void smooth3(int n, MP_in in, MP_out out) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &smooth3<Acc...>; }
+    static auto kernel() { return &::smooth3<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_out out) {
@@ -198,7 +198,7 @@ __global__ void even_and_reverse(int n, MP_in in, MP_even even, MP_rev rev) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &even_and_reverse<Acc...>; }
+    static auto kernel() { return &::even_and_reverse<Acc...>; }
     template <class MP_in, class MP_even, class MP_rev>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_even even, MP_rev rev) {

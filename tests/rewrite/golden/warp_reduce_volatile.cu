@@ -121,7 +121,7 @@ __global__ void block_sum(MP_in in, MP_out out, int n) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &block_sum<Acc...>; }
+    static auto kernel() { return &::block_sum<Acc...>; }
     template <class MP_in, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             MP_in in, MP_out out, int n) {
@@ -186,7 +186,7 @@ __global__ void count_and_flag(volatile int* done, MP_sums sums, MP_big big,
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &count_and_flag<Acc...>; }
+    static auto kernel() { return &::count_and_flag<Acc...>; }
     template <class MP_sums, class MP_big>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream,
             volatile int *done, MP_sums sums, MP_big big, int blocks, unsigned int threshold) {

@@ -56,7 +56,7 @@ __global__ void saxpyIncluded(int n, float a, MP_x x, MP_y y) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &saxpyIncluded<Acc...>; }
+    static auto kernel() { return &::saxpyIncluded<Acc...>; }
     template <class MP_x, class MP_y>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             float a, MP_x x, MP_y y) {
@@ -120,7 +120,7 @@ __global__ void gatherIncluded(int n, MP_idx idx, MP_src src, MP_dst dst) {
 }
 )memplace";
     template <class... Acc>
-    static auto kernel() { return &gatherIncluded<Acc...>; }
+    static auto kernel() { return &::gatherIncluded<Acc...>; }
     template <class MP_idx, class MP_src, class MP_dst>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_idx idx, MP_src src, MP_dst dst) {

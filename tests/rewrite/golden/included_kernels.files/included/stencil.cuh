@@ -42,7 +42,7 @@ struct memplace_kernel_stencilIncluded {
     // in an NVRTC name expression). Placements not compiled in run through the dynamic accessor.
     static constexpr const char* jitSource = nullptr;
     template <class... Acc>
-    static auto kernel() { return &stencilIncluded<Radius, Acc...>; }
+    static auto kernel() { return &::stencilIncluded<Radius, Acc...>; }
     template <class MP_in, class MP_weights, class MP_out>
     static void launch(dim3 mp_grid, dim3 mp_block, size_t mp_shared, cudaStream_t mp_stream, int n,
             MP_in in, MP_weights weights, MP_out out) {
