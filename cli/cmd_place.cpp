@@ -135,10 +135,10 @@ std::string countersText(const model::Prediction& p) {
 /// What `place` computed and prints: the model, the search's answer and the predictions.
 struct PlaceOutcome {
     const PlaceOptions& o;
-    const spec::Spec& spec;
+    const spec::Spec* s;
     const model::Model& m;
     const model::ModelOptions& mo;
-    const search::SearchResult& r;
+    const search::SearchResult* r;
     const model::Prediction& best;
     const model::Placement& orig;
     const model::Prediction& original;
@@ -146,19 +146,13 @@ struct PlaceOutcome {
     double analysisSeconds;
     /// Branch-and-bound that hit its time or node limit: the answer is the best found.
     bool stoppedEarly;
+
+    void printJson() const;
+    void printBrief() const;
+    void printText() const;
 };
 
-void printJson(const PlaceOutcome& x) {
-    const PlaceOptions& o = x.o;
-    const spec::Spec* s = &x.spec;
-    const model::Model& m = x.m;
-    const model::ModelOptions& mo = x.mo;
-    const search::SearchResult* r = &x.r;
-    const model::Prediction& best = x.best;
-    const model::Placement& orig = x.orig;
-    const model::Prediction& original = x.original;
-    const auto& evaluated = x.evaluated;
-    const double analysisSeconds = x.analysisSeconds;
+void PlaceOutcome::printJson() const {
     json out;
     out["kernel"] = m.stats().kernel;
     out["spec"] = s->name;
@@ -213,12 +207,7 @@ void printJson(const PlaceOutcome& x) {
     std::cout << dumpJson(out, 2) << "\n";
 }
 
-void printBrief(const PlaceOutcome& x) {
-    const model::Model& m = x.m;
-    const search::SearchResult* r = &x.r;
-    const model::Prediction& best = x.best;
-    const model::Prediction& original = x.original;
-    const bool stoppedEarly = x.stoppedEarly;
+void PlaceOutcome::printBrief() const {
     std::cout << fmt::format(
         "{} {} {}: {} {}{}\n", m.stats().kernel, search::algorithmName(r->algorithm),
         timeText(best.seconds), placementText(m, r->best.placement),
@@ -252,17 +241,7 @@ void printArrays(const model::Prediction& best, const model::Placement& orig) {
     std::cout << placement.format();
 }
 
-void printText(const PlaceOutcome& x) {
-    const spec::Spec* s = &x.spec;
-    const model::Model& m = x.m;
-    const model::ModelOptions& mo = x.mo;
-    const search::SearchResult* r = &x.r;
-    const model::Prediction& best = x.best;
-    const model::Placement& orig = x.orig;
-    const model::Prediction& original = x.original;
-    const auto& evaluated = x.evaluated;
-    const double analysisSeconds = x.analysisSeconds;
-    const bool stoppedEarly = x.stoppedEarly;
+void PlaceOutcome::printText() const {
     const auto& st2 = m.stats();
     std::cout << fmt::format("kernel {} on {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks "
                              "traced, {} records, {} lanes\n",
@@ -394,10 +373,10 @@ int runPlace(const PlaceOptions& o) {
     }
 
     const PlaceOutcome x{o,
-                         *s,
+                         &*s,
                          m,
                          mo,
-                         *r,
+                         &*r,
                          best,
                          orig,
                          original,
@@ -405,11 +384,11 @@ int runPlace(const PlaceOptions& o) {
                          analysisSeconds,
                          r->algorithm == search::Algorithm::BranchAndBound && !r->exact};
     if (o.json) {
-        printJson(x);
+        x.printJson();
     } else if (o.brief) {
-        printBrief(x);
+        x.printBrief();
     } else {
-        printText(x);
+        x.printText();
     }
     return kExitSuccess;
 }

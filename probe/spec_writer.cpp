@@ -124,6 +124,10 @@ struct SpecWriter {
     uint64_t l2Block = 0;
     uint64_t l2Size = 0;
 
+    SpecWriter(const Measurements& m, ProbeResult& r, const std::vector<double>& clocks,
+               double peakMHz)
+        : m(m), r(r), dev(m.device), clocks(clocks), peakMHz(peakMHz) {}
+
     double lat(const char* name) const { return measuredCycles(m, name); }
     std::string bwOf(const std::string& kernel) const {
         for (const auto& b : r.bandwidth) {
@@ -603,7 +607,7 @@ constexpr void (SpecWriter::* kSpecEntries[])() = {
 
 std::string writeSpec(const Measurements& m, ProbeResult& r, const std::vector<double>& clocks,
                       double peakMHz) {
-    SpecWriter writer{m, r, m.device, clocks, peakMHz};
+    SpecWriter writer(m, r, clocks, peakMHz);
     for (auto entry : kSpecEntries) {
         (writer.*entry)();
     }

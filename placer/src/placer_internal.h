@@ -114,6 +114,15 @@ struct DeviceState {
     std::unique_ptr<DecisionCache> cache;
 };
 
+/// A placement as JSON: {array name: place name}.
+inline nlohmann::json placementJson(const std::vector<std::string>& names, const Placement& p) {
+    nlohmann::json j = nlohmann::json::object();
+    for (std::size_t i = 0; i < p.size() && i < names.size(); ++i) {
+        j[names[i]] = std::string(placeName(p[i]));
+    }
+    return j;
+}
+
 } // namespace detail
 
 using detail::Candidate;
@@ -123,6 +132,7 @@ using detail::Entry;
 using detail::Kind;
 using detail::median;
 using detail::msSince;
+using detail::placementJson;
 using detail::placementText;
 
 struct Placer::Impl {

@@ -56,14 +56,6 @@ namespace {
 
 using nlohmann::json;
 
-json placementJson(const KernelRecord& r, const Placement& p) {
-    json j = json::object();
-    for (std::size_t i = 0; i < p.size() && i < r.arrays.size(); ++i) {
-        j[r.arrays[i]] = std::string(placeName(p[i]));
-    }
-    return j;
-}
-
 json orNull(double v) {
     return v < 0 ? json(nullptr) : json(v);
 }
@@ -88,21 +80,21 @@ json signatureJson(const KernelRecord& r) {
 
 /// The just-in-time instantiation and the on-line tuning of a record.
 void addJitAndTuning(json& j, const KernelRecord& r) {
-    j["jit"] = {
-        {"placement", r.jitPlacement.empty() ? json(nullptr) : placementJson(r, r.jitPlacement)},
-        {"predicted_us",
-         r.jitPlacement.empty() ? json(nullptr) : json(r.jitPredictedSeconds * 1e6)},
-        {"why", r.jitWhy},
-        {"state", r.jitState.empty() ? json(nullptr) : json(r.jitState)},
-        {"detail", r.jitDetail},
-        {"origin", r.jitOrigin.empty() ? json(nullptr) : json(r.jitOrigin)},
-        {"compile_ms", r.jitCompileMs},
-        {"load_ms", r.jitLoadMs},
-        {"background", r.jitBackground}};
+    j["jit"] = {{"placement",
+                 r.jitPlacement.empty() ? json(nullptr) : placementJson(r.arrays, r.jitPlacement)},
+                {"predicted_us",
+                 r.jitPlacement.empty() ? json(nullptr) : json(r.jitPredictedSeconds * 1e6)},
+                {"why", r.jitWhy},
+                {"state", r.jitState.empty() ? json(nullptr) : json(r.jitState)},
+                {"detail", r.jitDetail},
+                {"origin", r.jitOrigin.empty() ? json(nullptr) : json(r.jitOrigin)},
+                {"compile_ms", r.jitCompileMs},
+                {"load_ms", r.jitLoadMs},
+                {"background", r.jitBackground}};
     json cands = json::array();
     for (std::size_t i = 0; i < r.candidates.size(); ++i) {
         cands.push_back(
-            {{"placement", placementJson(r, r.candidates[i])},
+            {{"placement", placementJson(r.arrays, r.candidates[i])},
              {"median_ms", i < r.candidateMs.size() ? orNull(r.candidateMs[i]) : json(nullptr)},
              {"dispatch", i < r.candidateDispatch.size() && !r.candidateDispatch[i].empty()
                               ? json(r.candidateDispatch[i])
@@ -148,10 +140,10 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
         j["failure"] = r.failure;
     }
     j["spec"] = r.specName;
-    j["decision"] = r.decision.empty() ? json(nullptr) : placementJson(r, r.decision);
+    j["decision"] = r.decision.empty() ? json(nullptr) : placementJson(r.arrays, r.decision);
     const Placement& applied = e.jitRunning ? e.jit : e.applied;
-    j["applied"] = applied.empty() ? json(nullptr) : placementJson(r, applied);
-    j["engine_best"] = r.engineBest.empty() ? json(nullptr) : placementJson(r, r.engineBest);
+    j["applied"] = applied.empty() ? json(nullptr) : placementJson(r.arrays, applied);
+    j["engine_best"] = r.engineBest.empty() ? json(nullptr) : placementJson(r.arrays, r.engineBest);
     j["why"] = r.why;
     j["compiled"] = r.compiled;
     j["dispatch"] = r.dispatch.empty() ? json(nullptr) : json(r.dispatch);

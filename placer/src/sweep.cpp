@@ -429,6 +429,39 @@ Decision SweepPolicy::decide(const LaunchInfo& info) {
     return m.placer->decide(info);
 }
 
+namespace {
+
+/// What a signature's plan starts from: the runtime's masks, the placement as written (or
+/// --original's), the Placer's decision, engine's best and candidates, the compiled ones.
+PlanInputs planInputs(const LaunchInfo& info, const std::vector<std::string>& arrays,
+                      const std::optional<KernelRecord>& rec, const SweepOptions& options) {
+    PlanInputs in;
+    for (const ArrayInfo& a : info.arrays) {
+        in.masks.push_back(a.feasible);
+    }
+    Placement asWritten;
+    for (const ArrayInfo& a : info.arrays) {
+        asWritten.push_back(a.original);
+    }
+    in.original = parsePlacementList(options.original, info.kernel, arrays, asWritten);
+    if (rec && !rec->decision.empty()) {
+        // What the Placer's launches run once settled: its JIT placement when it asked for one
+        // (placed instead of the decision once compiled), else the decision.
+        in.memplace =
+            rec->jitPlacement.size() == rec->decision.size() ? rec->jitPlacement : rec->decision;
+    }
+    if (rec && !rec->engineBest.empty()) {
+        in.engineBest = rec->engineBest;
+    }
+    if (rec) {
+        in.candidates = rec->candidates;
+    }
+    in.compiled = info.compiled;
+    return in;
+}
+
+} // namespace
+
 void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     Impl& m = *impl_;
     if (!m.selected(info.kernel)) {
@@ -493,28 +526,7 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
                                         ? std::string()
                                         : emplaceCompareModel(compare, m.options.compareSpec, *t,
                                                               prop.name, prop.major, prop.minor);
-    PlanInputs in;
-    for (const ArrayInfo& a : info.arrays) {
-        in.masks.push_back(a.feasible);
-    }
-    Placement asWritten;
-    for (const ArrayInfo& a : info.arrays) {
-        asWritten.push_back(a.original);
-    }
-    in.original = parsePlacementList(m.options.original, info.kernel, sig.arrays, asWritten);
-    if (rec && !rec->decision.empty()) {
-        // What the Placer's launches run once settled: its JIT placement when it asked for one
-        // (placed instead of the decision once compiled), else the decision.
-        in.memplace =
-            rec->jitPlacement.size() == rec->decision.size() ? rec->jitPlacement : rec->decision;
-    }
-    if (rec && !rec->engineBest.empty()) {
-        in.engineBest = rec->engineBest;
-    }
-    if (rec) {
-        in.candidates = rec->candidates;
-    }
-    in.compiled = info.compiled;
+    const PlanInputs in = planInputs(info, sig.arrays, rec, m.options);
     sig.plan = buildPlan(model, in, m.options, compare ? &*compare : nullptr);
     if (!compareNote.empty()) {
         sig.plan.notes.push_back(compareNote);
@@ -544,6 +556,45 @@ void SweepPolicy::launched(const LaunchInfo& info, const LaunchReport& report) {
     m.placer->launched(info, report);
 }
 
+namespace {
+
+/// The sweep's line for one placement of the plan: what was planned and what it measured.
+nlohmann::json placementLine(const LaunchInfo& info, const std::string& text,
+                             const std::vector<std::string>& arrays, std::size_t k,
+                             const PlanEntry& e, const SweepResult& r) {
+    using nlohmann::json;
+    auto pj = [&](const Placement& p) { return placementJson(arrays, p); };
+    return {
+        {"type", "placement"},
+        {"kernel", info.kernel},
+        {"signature", text},
+        {"index", k},
+        {"placement", pj(e.placement)},
+        {"placement_text", placementText(arrays, e.placement)},
+        {"roles", e.roles},
+        {"dynamic_requested", e.dynamic},
+        {"compiled", e.compiled},
+        {"model_feasible", e.modelFeasible},
+        {"infeasible_reason", e.infeasibleReason},
+        {"predicted_us", e.predictedSeconds < 0 ? json(nullptr) : json(e.predictedSeconds * 1e6)},
+        {"compare_predicted_us",
+         e.comparePredictedSeconds < 0 ? json(nullptr) : json(e.comparePredictedSeconds * 1e6)},
+        {"status", r.status},
+        {"detail", r.detail},
+        {"dispatch", r.dispatch},
+        {"placed", r.placed.empty() ? json(nullptr) : pj(r.placed)},
+        {"median_ms", r.medianMs < 0 ? json(nullptr) : json(r.medianMs)},
+        {"min_ms", r.minMs < 0 ? json(nullptr) : json(r.minMs)},
+        {"max_ms", r.maxMs < 0 ? json(nullptr) : json(r.maxMs)},
+        {"ms", r.ms},
+        {"host_us", r.hostUsMedian < 0 ? json(nullptr) : json(r.hostUsMedian)},
+        {"compared", r.compared},
+        {"equal", r.equal},
+        {"differing_words", r.differingWords}};
+}
+
+} // namespace
+
 void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results) {
     Impl& m = *impl_;
     using nlohmann::json;
@@ -557,13 +608,7 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
     ++m.sweeps;
     const double sweepMs =
         std::chrono::duration<double, std::milli>(Clock::now() - sig.sweepStart).count();
-    auto pj = [&](const Placement& p) {
-        json j = json::object();
-        for (std::size_t i = 0; i < p.size() && i < sig.arrays.size(); ++i) {
-            j[sig.arrays[i]] = std::string(placeName(p[i]));
-        }
-        return j;
-    };
+    auto pj = [&](const Placement& p) { return placementJson(sig.arrays, p); };
     const std::string text = signatureText(info);
     std::size_t ok = 0;
     std::size_t unequal = 0;
@@ -572,34 +617,7 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
         const PlanEntry& e = sig.plan.entries[k];
         ok += r.status == "ok";
         unequal += r.status == "ok" && r.compared && !r.equal;
-        m.write({{"type", "placement"},
-                 {"kernel", info.kernel},
-                 {"signature", text},
-                 {"index", k},
-                 {"placement", pj(e.placement)},
-                 {"placement_text", placementText(sig.arrays, e.placement)},
-                 {"roles", e.roles},
-                 {"dynamic_requested", e.dynamic},
-                 {"compiled", e.compiled},
-                 {"model_feasible", e.modelFeasible},
-                 {"infeasible_reason", e.infeasibleReason},
-                 {"predicted_us",
-                  e.predictedSeconds < 0 ? json(nullptr) : json(e.predictedSeconds * 1e6)},
-                 {"compare_predicted_us", e.comparePredictedSeconds < 0
-                                              ? json(nullptr)
-                                              : json(e.comparePredictedSeconds * 1e6)},
-                 {"status", r.status},
-                 {"detail", r.detail},
-                 {"dispatch", r.dispatch},
-                 {"placed", r.placed.empty() ? json(nullptr) : pj(r.placed)},
-                 {"median_ms", r.medianMs < 0 ? json(nullptr) : json(r.medianMs)},
-                 {"min_ms", r.minMs < 0 ? json(nullptr) : json(r.minMs)},
-                 {"max_ms", r.maxMs < 0 ? json(nullptr) : json(r.maxMs)},
-                 {"ms", r.ms},
-                 {"host_us", r.hostUsMedian < 0 ? json(nullptr) : json(r.hostUsMedian)},
-                 {"compared", r.compared},
-                 {"equal", r.equal},
-                 {"differing_words", r.differingWords}});
+        m.write(placementLine(info, text, sig.arrays, k, e, r));
     }
     const KernelRecord& rec = sig.record;
     json places = json::object();
