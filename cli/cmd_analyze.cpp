@@ -98,23 +98,21 @@ std::string launchValue(const ki::LaunchValue& v) {
     return v.text;
 }
 
-std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
-    std::string out = fmt::format("kernel {} ({}:{}:{})\n", k.instantiation,
-                                  k.location.file.empty() ? file : k.location.file, k.location.line,
-                                  k.location.column);
-    std::string params;
-    for (const auto& p : k.params) {
-        params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
+/// A table's lines indented by two spaces.
+std::string indent(const std::string& table) {
+    std::string r;
+    size_t pos = 0;
+    while (pos < table.size()) {
+        size_t nl = table.find('\n', pos);
+        r += "  " + table.substr(pos, nl - pos) + "\n";
+        pos = nl + 1;
     }
-    out += fmt::format("  parameters: {}\n", params.empty() ? "none" : params);
-    if (k.blockDim) {
-        out += fmt::format("  block: ({},{},{})", (*k.blockDim)[0], (*k.blockDim)[1],
-                           (*k.blockDim)[2]);
-        out += k.gridDim ? fmt::format("  grid: ({},{},{})\n", (*k.gridDim)[0], (*k.gridDim)[1],
-                                       (*k.gridDim)[2])
-                         : "\n";
-    }
+    return r;
+}
 
+/// The arrays table and the places each array is excluded from.
+std::string humanArrays(const ki::KernelInfo& k) {
+    std::string out;
     out += "\n  arrays\n";
     Table arrays(
         {"name", "kind", "element", "mode", "extent", "dims", "as written", "feasible places"});
@@ -135,19 +133,7 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
                     std::string(ki::accessModeName(a.mode)), extent, dims,
                     std::string(placeName(a.original)), placesList(a.feasible)});
     }
-    for (const std::string& line : [&] {
-             std::vector<std::string> lines;
-             std::string t = arrays.format();
-             size_t pos = 0;
-             while (pos < t.size()) {
-                 size_t nl = t.find('\n', pos);
-                 lines.push_back(t.substr(pos, nl - pos));
-                 pos = nl + 1;
-             }
-             return lines;
-         }()) {
-        out += "  " + line + "\n";
-    }
+    out += indent(arrays.format());
     bool anyExcluded = false;
     for (const auto& a : k.arrays) {
         for (const auto& [place, reason] : a.excluded) {
@@ -159,17 +145,12 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
         }
     }
 
-    auto indent = [](const std::string& table) {
-        std::string r;
-        size_t pos = 0;
-        while (pos < table.size()) {
-            size_t nl = table.find('\n', pos);
-            r += "  " + table.substr(pos, nl - pos) + "\n";
-            pos = nl + 1;
-        }
-        return r;
-    };
+    return out;
+}
 
+/// The access sites table.
+std::string humanSites(const ki::KernelInfo& k, const std::string& file) {
+    std::string out;
     out += fmt::format("\n  sites ({})\n", k.sites.size());
     if (!k.sites.empty()) {
         Table sites({"id", "array", "at", "access", "loops", "index"});
@@ -194,6 +175,12 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
         out += indent(sites.format());
     }
 
+    return out;
+}
+
+/// The loops table, when there are loops.
+std::string humanLoops(const ki::KernelInfo& k, const std::string& file) {
+    std::string out;
     if (!k.loops.empty()) {
         out += fmt::format("\n  loops ({})\n", k.loops.size());
         Table loops({"id", "kind", "at", "var", "init", "step", "bound", "trips"});
@@ -206,6 +193,12 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
         out += indent(loops.format());
     }
 
+    return out;
+}
+
+/// The launches table.
+std::string humanLaunches(const ki::KernelInfo& k, const std::string& file) {
+    std::string out;
     out += fmt::format("\n  launches ({})\n", k.launches.size());
     if (!k.launches.empty()) {
         Table launches({"at", "in", "grid", "block", "shared", "stream"});
@@ -216,6 +209,12 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
         }
         out += indent(launches.format());
     }
+    return out;
+}
+
+/// Hazards and untracked accesses, when there are any.
+std::string humanFindings(const ki::KernelInfo& k, const std::string& file) {
+    std::string out;
     if (!k.hazards.empty()) {
         out += fmt::format("\n  hazards ({})\n", k.hazards.size());
         for (const auto& h : k.hazards) {
@@ -229,6 +228,31 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
             out += "    " + u + "\n";
         }
     }
+    return out;
+}
+
+std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
+    std::string out = fmt::format("kernel {} ({}:{}:{})\n", k.instantiation,
+                                  k.location.file.empty() ? file : k.location.file, k.location.line,
+                                  k.location.column);
+    std::string params;
+    for (const auto& p : k.params) {
+        params += (params.empty() ? "" : ", ") + p.type + " " + p.name;
+    }
+    out += fmt::format("  parameters: {}\n", params.empty() ? "none" : params);
+    if (k.blockDim) {
+        out += fmt::format("  block: ({},{},{})", (*k.blockDim)[0], (*k.blockDim)[1],
+                           (*k.blockDim)[2]);
+        out += k.gridDim ? fmt::format("  grid: ({},{},{})\n", (*k.gridDim)[0], (*k.gridDim)[1],
+                                       (*k.gridDim)[2])
+                         : "\n";
+    }
+
+    out += humanArrays(k);
+    out += humanSites(k, file);
+    out += humanLoops(k, file);
+    out += humanLaunches(k, file);
+    out += humanFindings(k, file);
     return out;
 }
 

@@ -132,6 +132,177 @@ std::string countersText(const model::Prediction& p) {
     return s;
 }
 
+/// What `place` computed and prints: the model, the search's answer and the predictions.
+struct PlaceOutcome {
+    const PlaceOptions& o;
+    const spec::Spec* s;
+    const model::Model& m;
+    const model::ModelOptions& mo;
+    const search::SearchResult* r;
+    const model::Prediction& best;
+    const model::Placement& orig;
+    const model::Prediction& original;
+    const std::vector<std::pair<model::Placement, model::Prediction>>& evaluated;
+    double analysisSeconds;
+    /// Branch-and-bound that hit its time or node limit: the answer is the best found.
+    bool stoppedEarly;
+
+    void printJson() const;
+    void printBrief() const;
+    void printText() const;
+};
+
+void PlaceOutcome::printJson() const {
+    json out;
+    out["kernel"] = m.stats().kernel;
+    out["spec"] = s->name;
+    out["placement"] = model::placementJson(m, r->best.placement);
+    out["predicted_time"] = best.seconds;
+    out["predicted_cycles"] = best.cycles;
+    out["breakdown"] = model::predictionJson(best);
+    json orj;
+    orj["placement"] = model::placementJson(m, orig);
+    orj["feasible"] = original.feasible;
+    if (original.feasible) {
+        orj["predicted_time"] = original.seconds;
+        orj["predicted_cycles"] = original.cycles;
+        orj["speedup"] = best.cycles > 0 ? original.cycles / best.cycles : 1.0;
+    } else {
+        orj["reason"] = original.reason;
+    }
+    out["original"] = std::move(orj);
+    json alts = json::array();
+    for (const auto& c : r->alternatives) {
+        alts.push_back({{"placement", model::placementJson(m, c.placement)},
+                        {"predicted_time", m.seconds(c.cycles)},
+                        {"predicted_cycles", c.cycles}});
+    }
+    out["alternatives"] = std::move(alts);
+    if (!evaluated.empty()) {
+        json ev = json::array();
+        for (size_t k = 0; k < evaluated.size(); ++k) {
+            const auto& [pl, pr] = evaluated[k];
+            ev.push_back({{"request", o.evaluate[k]},
+                          {"placement", model::placementJson(m, pl)},
+                          {"feasible", pr.feasible},
+                          {"predicted_time", pr.feasible ? json(pr.seconds) : json(nullptr)},
+                          {"breakdown", model::predictionJson(pr)}});
+        }
+        out["evaluated"] = std::move(ev);
+    }
+    out["search"] = {{"algorithm", std::string(search::algorithmName(r->algorithm))},
+                     {"evaluated", r->evaluated},
+                     {"nodes", r->nodes},
+                     {"seconds", r->seconds},
+                     {"exact", r->exact},
+                     {"proven_optimal", r->exact},
+                     {"time_limit_seconds", o.timeLimit},
+                     {"space", search::spaceSize(m)},
+                     {"notes", r->notes}};
+    out["model"] = {{"cache_policy", std::string(model::cachePolicyName(mo.cache))},
+                    {"paths", std::string(model::pathModelName(mo.paths))},
+                    {"bound", m.memoryBound() ? "memory" : "compute"},
+                    {"analysis_seconds", analysisSeconds}};
+    out["analysis"] = model::statsJson(m.stats(), false);
+    std::cout << dumpJson(out, 2) << "\n";
+}
+
+void PlaceOutcome::printBrief() const {
+    std::cout << fmt::format(
+        "{} {} {}: {} {}{}\n", m.stats().kernel, search::algorithmName(r->algorithm),
+        timeText(best.seconds), placementText(m, r->best.placement),
+        original.feasible ? fmt::format("({:.2f}x the original)",
+                                        best.cycles > 0 ? original.cycles / best.cycles : 1.0)
+                          : "",
+        stoppedEarly ? " (not proven optimal)" : "");
+}
+
+/// The placement's arrays: place, path, cycles and the requests and hits of each level.
+void printArrays(const model::Prediction& best, const model::Placement& orig) {
+    Table placement({"array", "place", "original", "path", "cycles", "levels (requests/hits)"});
+    for (size_t i = 0; i < best.arrays.size(); ++i) {
+        const auto& a = best.arrays[i];
+        std::string levels;
+        for (const auto& l : a.levels) {
+            double req = l.readRequests + l.writeRequests;
+            double hits = l.readHits + l.writeHits;
+            if (req <= 0) {
+                continue;
+            }
+            levels += fmt::format("{}{} {}/{}", levels.empty() ? "" : ", ", l.memory,
+                                  cyclesText(req), cyclesText(hits));
+        }
+        if (a.stagingCycles > 0) {
+            levels += fmt::format(", staging {}", cyclesText(a.stagingCycles));
+        }
+        placement.add({a.name, std::string(placeName(a.place)), std::string(placeName(orig[i])),
+                       a.path, cyclesText(a.cycles), levels});
+    }
+    std::cout << placement.format();
+}
+
+void PlaceOutcome::printText() const {
+    const auto& st2 = m.stats();
+    std::cout << fmt::format("kernel {} on {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks "
+                             "traced, {} records, {} lanes\n",
+                             st2.kernel, s->name, st2.grid.x, st2.grid.y, st2.grid.z, st2.block.x,
+                             st2.block.y, st2.block.z, st2.tracedBlocks, st2.blocks, st2.records,
+                             st2.lanes);
+    for (const auto& n : st2.notes) {
+        std::cout << "  note: " << n << "\n";
+    }
+    std::cout << fmt::format("model: {}-bound, cache sharing {}, paths {}\n\n",
+                             m.memoryBound() ? "memory" : "compute",
+                             model::cachePolicyName(mo.cache), model::pathModelName(mo.paths));
+    printArrays(best, orig);
+    std::cout << fmt::format("\npredicted: {} ({} cycles), critical path {}",
+                             timeText(best.seconds), cyclesText(best.cycles), best.criticalPath);
+    if (original.feasible) {
+        std::cout << fmt::format("; original {} ({:.2f}x)", timeText(original.seconds),
+                                 best.cycles > 0 ? original.cycles / best.cycles : 1.0);
+    }
+    std::cout << "\npaths:";
+    for (const auto& p : best.paths) {
+        std::cout << fmt::format(" {}={}", p.path, cyclesText(p.cycles));
+    }
+    if (best.launchCycles > 0) {
+        std::cout << fmt::format("; before the kernel {}", cyclesText(best.launchCycles));
+    }
+    std::cout << fmt::format("\noccupancy: {} blocks per SM (original {}), {} bytes of shared "
+                             "memory per block\n",
+                             best.residentBlocks, best.originalResidentBlocks, best.sharedPerBlock);
+    std::cout << "counters: " << countersText(best) << "\n";
+    for (const auto& [pl, pr] : evaluated) {
+        std::cout << fmt::format("\nevaluated {}: ", placementText(m, pl));
+        if (!pr.feasible) {
+            std::cout << "infeasible: " << pr.reason << "\n";
+            continue;
+        }
+        std::cout << fmt::format("predicted {} ({} cycles)\ncounters: {}\n", timeText(pr.seconds),
+                                 cyclesText(pr.cycles), countersText(pr));
+    }
+    if (r->alternatives.size() > 1) {
+        std::cout << "\nalternatives:\n";
+        Table alts({"#", "predicted", "placement"});
+        for (size_t k = 0; k < r->alternatives.size(); ++k) {
+            const auto& c = r->alternatives[k];
+            alts.add({std::to_string(k + 1), timeText(m.seconds(c.cycles)),
+                      placementText(m, c.placement)});
+        }
+        std::cout << alts.format();
+    }
+    std::cout << fmt::format(
+        "\nsearch: {}{}, {} placements evaluated{}, {:.3g} ms; analysis "
+        "{:.3g} ms\n",
+        search::algorithmName(r->algorithm),
+        r->exact ? " (exact)" : (stoppedEarly ? " (not proven optimal)" : ""), r->evaluated,
+        r->nodes > 0 ? fmt::format(", {} partial placements bounded", r->nodes) : "",
+        r->seconds * 1e3, analysisSeconds * 1e3);
+    for (const auto& n : r->notes) {
+        std::cout << "  " << n << "\n";
+    }
+}
+
 int runPlace(const PlaceOptions& o) {
     std::optional<trace::TraceFormat> format;
     if (!o.format.empty() && o.format != "auto") {
@@ -201,151 +372,23 @@ int runPlace(const PlaceOptions& o) {
         evaluated.emplace_back(*p, m.predict(*p));
     }
 
-    // Branch-and-bound that hit its time or node limit: the answer is the best found.
-    const bool stoppedEarly = r->algorithm == search::Algorithm::BranchAndBound && !r->exact;
+    const PlaceOutcome x{o,
+                         &*s,
+                         m,
+                         mo,
+                         &*r,
+                         best,
+                         orig,
+                         original,
+                         evaluated,
+                         analysisSeconds,
+                         r->algorithm == search::Algorithm::BranchAndBound && !r->exact};
     if (o.json) {
-        json out;
-        out["kernel"] = m.stats().kernel;
-        out["spec"] = s->name;
-        out["placement"] = model::placementJson(m, r->best.placement);
-        out["predicted_time"] = best.seconds;
-        out["predicted_cycles"] = best.cycles;
-        out["breakdown"] = model::predictionJson(best);
-        json orj;
-        orj["placement"] = model::placementJson(m, orig);
-        orj["feasible"] = original.feasible;
-        if (original.feasible) {
-            orj["predicted_time"] = original.seconds;
-            orj["predicted_cycles"] = original.cycles;
-            orj["speedup"] = best.cycles > 0 ? original.cycles / best.cycles : 1.0;
-        } else {
-            orj["reason"] = original.reason;
-        }
-        out["original"] = std::move(orj);
-        json alts = json::array();
-        for (const auto& c : r->alternatives) {
-            alts.push_back({{"placement", model::placementJson(m, c.placement)},
-                            {"predicted_time", m.seconds(c.cycles)},
-                            {"predicted_cycles", c.cycles}});
-        }
-        out["alternatives"] = std::move(alts);
-        if (!evaluated.empty()) {
-            json ev = json::array();
-            for (size_t k = 0; k < evaluated.size(); ++k) {
-                const auto& [pl, pr] = evaluated[k];
-                ev.push_back({{"request", o.evaluate[k]},
-                              {"placement", model::placementJson(m, pl)},
-                              {"feasible", pr.feasible},
-                              {"predicted_time", pr.feasible ? json(pr.seconds) : json(nullptr)},
-                              {"breakdown", model::predictionJson(pr)}});
-            }
-            out["evaluated"] = std::move(ev);
-        }
-        out["search"] = {{"algorithm", std::string(search::algorithmName(r->algorithm))},
-                         {"evaluated", r->evaluated},
-                         {"nodes", r->nodes},
-                         {"seconds", r->seconds},
-                         {"exact", r->exact},
-                         {"proven_optimal", r->exact},
-                         {"time_limit_seconds", o.timeLimit},
-                         {"space", search::spaceSize(m)},
-                         {"notes", r->notes}};
-        out["model"] = {{"cache_policy", std::string(model::cachePolicyName(mo.cache))},
-                        {"paths", std::string(model::pathModelName(mo.paths))},
-                        {"bound", m.memoryBound() ? "memory" : "compute"},
-                        {"analysis_seconds", analysisSeconds}};
-        out["analysis"] = model::statsJson(m.stats(), false);
-        std::cout << dumpJson(out, 2) << "\n";
-        return kExitSuccess;
-    }
-
-    if (o.brief) {
-        std::cout << fmt::format(
-            "{} {} {}: {} {}{}\n", m.stats().kernel, search::algorithmName(r->algorithm),
-            timeText(best.seconds), placementText(m, r->best.placement),
-            original.feasible ? fmt::format("({:.2f}x the original)",
-                                            best.cycles > 0 ? original.cycles / best.cycles : 1.0)
-                              : "",
-            stoppedEarly ? " (not proven optimal)" : "");
-        return kExitSuccess;
-    }
-    const auto& st2 = m.stats();
-    std::cout << fmt::format("kernel {} on {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks "
-                             "traced, {} records, {} lanes\n",
-                             st2.kernel, s->name, st2.grid.x, st2.grid.y, st2.grid.z, st2.block.x,
-                             st2.block.y, st2.block.z, st2.tracedBlocks, st2.blocks, st2.records,
-                             st2.lanes);
-    for (const auto& n : st2.notes) {
-        std::cout << "  note: " << n << "\n";
-    }
-    std::cout << fmt::format("model: {}-bound, cache sharing {}, paths {}\n\n",
-                             m.memoryBound() ? "memory" : "compute",
-                             model::cachePolicyName(mo.cache), model::pathModelName(mo.paths));
-    Table placement({"array", "place", "original", "path", "cycles", "levels (requests/hits)"});
-    for (size_t i = 0; i < best.arrays.size(); ++i) {
-        const auto& a = best.arrays[i];
-        std::string levels;
-        for (const auto& l : a.levels) {
-            double req = l.readRequests + l.writeRequests;
-            double hits = l.readHits + l.writeHits;
-            if (req <= 0) {
-                continue;
-            }
-            levels += fmt::format("{}{} {}/{}", levels.empty() ? "" : ", ", l.memory,
-                                  cyclesText(req), cyclesText(hits));
-        }
-        if (a.stagingCycles > 0) {
-            levels += fmt::format(", staging {}", cyclesText(a.stagingCycles));
-        }
-        placement.add({a.name, std::string(placeName(a.place)), std::string(placeName(orig[i])),
-                       a.path, cyclesText(a.cycles), levels});
-    }
-    std::cout << placement.format();
-    std::cout << fmt::format("\npredicted: {} ({} cycles), critical path {}",
-                             timeText(best.seconds), cyclesText(best.cycles), best.criticalPath);
-    if (original.feasible) {
-        std::cout << fmt::format("; original {} ({:.2f}x)", timeText(original.seconds),
-                                 best.cycles > 0 ? original.cycles / best.cycles : 1.0);
-    }
-    std::cout << "\npaths:";
-    for (const auto& p : best.paths) {
-        std::cout << fmt::format(" {}={}", p.path, cyclesText(p.cycles));
-    }
-    if (best.launchCycles > 0) {
-        std::cout << fmt::format("; before the kernel {}", cyclesText(best.launchCycles));
-    }
-    std::cout << fmt::format("\noccupancy: {} blocks per SM (original {}), {} bytes of shared "
-                             "memory per block\n",
-                             best.residentBlocks, best.originalResidentBlocks, best.sharedPerBlock);
-    std::cout << "counters: " << countersText(best) << "\n";
-    for (const auto& [pl, pr] : evaluated) {
-        std::cout << fmt::format("\nevaluated {}: ", placementText(m, pl));
-        if (!pr.feasible) {
-            std::cout << "infeasible: " << pr.reason << "\n";
-            continue;
-        }
-        std::cout << fmt::format("predicted {} ({} cycles)\ncounters: {}\n", timeText(pr.seconds),
-                                 cyclesText(pr.cycles), countersText(pr));
-    }
-    if (r->alternatives.size() > 1) {
-        std::cout << "\nalternatives:\n";
-        Table alts({"#", "predicted", "placement"});
-        for (size_t k = 0; k < r->alternatives.size(); ++k) {
-            const auto& c = r->alternatives[k];
-            alts.add({std::to_string(k + 1), timeText(m.seconds(c.cycles)),
-                      placementText(m, c.placement)});
-        }
-        std::cout << alts.format();
-    }
-    std::cout << fmt::format(
-        "\nsearch: {}{}, {} placements evaluated{}, {:.3g} ms; analysis "
-        "{:.3g} ms\n",
-        search::algorithmName(r->algorithm),
-        r->exact ? " (exact)" : (stoppedEarly ? " (not proven optimal)" : ""), r->evaluated,
-        r->nodes > 0 ? fmt::format(", {} partial placements bounded", r->nodes) : "",
-        r->seconds * 1e3, analysisSeconds * 1e3);
-    for (const auto& n : r->notes) {
-        std::cout << "  " << n << "\n";
+        x.printJson();
+    } else if (o.brief) {
+        x.printBrief();
+    } else {
+        x.printText();
     }
     return kExitSuccess;
 }

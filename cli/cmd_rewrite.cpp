@@ -98,93 +98,85 @@ std::string humanSummary(const rewrite::RewriteResult& r, const std::string& out
     return s;
 }
 
-int runRewrite(const RewriteOptionsCli& o) {
-    rewrite::RewriteOptions opts;
-    opts.file = o.file;
-    opts.extraArgs = o.clangArgs;
-    opts.kernel = o.kernel;
-    opts.launchesOnly = o.launchesOnly;
-    if (!o.compileFile.empty()) {
-        // {"kernel": [{"array": "place", ...}, ...], ...}
-        auto text = readFile(o.compileFile);
-        if (!text) {
-            printDiagnostics(text.diagnostics());
-            return kExitBadInput;
+/// Reads --compile's file into `opts.compile`: {"kernel": [{"array": "place", ...}, ...], ...}.
+/// False (the error printed) when it cannot be read or is not of that form.
+bool readCompileFile(const RewriteOptionsCli& o, rewrite::RewriteOptions& opts) {
+    // {"kernel": [{"array": "place", ...}, ...], ...}
+    auto text = readFile(o.compileFile);
+    if (!text) {
+        printDiagnostics(text.diagnostics());
+        return false;
+    }
+    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        std::cerr << fmt::format("error: {}: not a JSON object of kernel -> list of "
+                                 "{{array: place}}\n",
+                                 o.compileFile);
+        return false;
+    }
+    for (const auto& [kernel, list] : j.items()) {
+        if (!list.is_array()) {
+            std::cerr << fmt::format("error: {}: '{}' is not a list of placements\n", o.compileFile,
+                                     kernel);
+            return false;
         }
-        const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) {
-            std::cerr << fmt::format("error: {}: not a JSON object of kernel -> list of "
-                                     "{{array: place}}\n",
-                                     o.compileFile);
-            return kExitBadInput;
-        }
-        for (const auto& [kernel, list] : j.items()) {
-            if (!list.is_array()) {
-                std::cerr << fmt::format("error: {}: '{}' is not a list of placements\n",
+        for (const auto& one : list) {
+            rewrite::RewriteOptions::ExtraPlacement x;
+            x.kernel = kernel;
+            if (!one.is_object()) {
+                std::cerr << fmt::format("error: {}: a placement of '{}' is not an object\n",
                                          o.compileFile, kernel);
-                return kExitBadInput;
+                return false;
             }
-            for (const auto& one : list) {
-                rewrite::RewriteOptions::ExtraPlacement x;
-                x.kernel = kernel;
-                if (!one.is_object()) {
-                    std::cerr << fmt::format("error: {}: a placement of '{}' is not an object\n",
-                                             o.compileFile, kernel);
-                    return kExitBadInput;
+            for (const auto& [array, place] : one.items()) {
+                auto p = place.is_string() ? parsePlace(place.get<std::string>())
+                                           : std::optional<Place>{};
+                if (!p || *p == Place::Registers) {
+                    std::cerr << fmt::format("error: {}: {}.{}: unknown place {}\n", o.compileFile,
+                                             kernel, array, dumpJson(place));
+                    return false;
                 }
-                for (const auto& [array, place] : one.items()) {
-                    auto p = place.is_string() ? parsePlace(place.get<std::string>())
-                                               : std::optional<Place>{};
-                    if (!p || *p == Place::Registers) {
-                        std::cerr << fmt::format("error: {}: {}.{}: unknown place {}\n",
-                                                 o.compileFile, kernel, array, dumpJson(place));
-                        return kExitBadInput;
-                    }
-                    x.places.emplace_back(array, *p);
-                }
-                opts.compile.push_back(std::move(x));
+                x.places.emplace_back(array, *p);
             }
+            opts.compile.push_back(std::move(x));
         }
     }
-    auto result = rewrite::rewriteFile(opts);
-    if (!result) {
-        printDiagnostics(result.diagnostics());
-        return kExitBadInput;
-    }
+    return true;
+}
+
+// Every output (the main file, then the program's included files at their relative names)
+// is checked before any is written: a refused run writes nothing.
+struct Output {
+    fs::path path;
+    std::string original;
+    const std::string* text = nullptr;
+    bool included = false;
+};
+
+/// The files to write, each checked: none is the input, none is replaced without --force (an
+/// included file's copy with the same text excepted). Nothing (the error printed) when one fails.
+std::optional<std::vector<Output>> plannedOutputs(const RewriteOptionsCli& o,
+                                                  const rewrite::RewriteResult& result) {
     std::error_code ec;
-    fs::create_directories(o.outDir, ec);
-    if (ec) {
-        std::cerr << fmt::format("error: cannot create the output folder {}: {}\n", o.outDir,
-                                 ec.message());
-        return kExitBadInput;
-    }
-    // Every output (the main file, then the program's included files at their relative names)
-    // is checked before any is written: a refused run writes nothing.
-    struct Output {
-        fs::path path;
-        std::string original;
-        const std::string* text = nullptr;
-        bool included = false;
-    };
     std::vector<Output> outputs = {
-        {fs::path(o.outDir) / fs::path(o.file).filename(), o.file, &result->output}};
+        {fs::path(o.outDir) / fs::path(o.file).filename(), o.file, &result.output}};
     // The included program files go along only when one of them is rewritten: then the copies
     // must include each other through their relative names. Otherwise the rewritten main file
     // includes the originals through the source folder on the include path, as before.
     const bool anyIncludedRewritten =
-        std::any_of(result->included.begin(), result->included.end(),
+        std::any_of(result.included.begin(), result.included.end(),
                     [](const rewrite::IncludedOutput& f) { return f.rewritten; });
-    std::vector<rewrite::IncludedOutput> copies;
-    if (anyIncludedRewritten) {
-        copies = result->included;
-    }
+    // (The outputs point into `result`: the copies are its included files, not a copy of them.)
+    const std::vector<rewrite::IncludedOutput> none;
+    const std::vector<rewrite::IncludedOutput>& copies =
+        anyIncludedRewritten ? result.included : none;
     for (const auto& f : copies) {
         fs::path rel = fs::path(f.relative).lexically_normal();
         if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
             std::cerr << fmt::format("error: {}: an included file outside the main file's folder "
                                      "({}); nothing written\n",
                                      f.file, f.relative);
-            return kExitBadInput;
+            return std::nullopt;
         }
         outputs.push_back({fs::path(o.outDir) / rel, f.path, &f.output, true});
     }
@@ -193,7 +185,7 @@ int runRewrite(const RewriteOptionsCli& o) {
             std::cerr << fmt::format("error: {} is the input {} itself: the rewriter never "
                                      "writes its input; choose another folder\n",
                                      out.path.string(), out.original);
-            return kExitBadInput;
+            return std::nullopt;
         }
         // An included file's copy already there with the same text (another main file of the
         // same folder wrote it) replaces nothing.
@@ -207,9 +199,15 @@ int runRewrite(const RewriteOptionsCli& o) {
                 "error: {} already exists; nothing written\nnote: use --force to "
                 "replace it\n",
                 out.path.string());
-            return kExitBadInput;
+            return std::nullopt;
         }
     }
+    return outputs;
+}
+
+/// Writes the planned outputs; false (the error printed) when one cannot be written.
+bool writeOutputs(const RewriteOptionsCli& o, const std::vector<Output>& outputs) {
+    std::error_code ec;
     for (const Output& out : outputs) {
         if (out.included && !o.force && fs::exists(out.path)) {
             continue; // the same text (checked above)
@@ -222,8 +220,40 @@ int runRewrite(const RewriteOptionsCli& o) {
             if (fs::exists(out.path) && !o.force) {
                 std::cerr << "note: use --force to replace it\n";
             }
-            return kExitBadInput;
+            return false;
         }
+    }
+    return true;
+}
+
+int runRewrite(const RewriteOptionsCli& o) {
+    rewrite::RewriteOptions opts;
+    opts.file = o.file;
+    opts.extraArgs = o.clangArgs;
+    opts.kernel = o.kernel;
+    opts.launchesOnly = o.launchesOnly;
+    if (!o.compileFile.empty() && !readCompileFile(o, opts)) {
+        return kExitBadInput;
+    }
+    auto result = rewrite::rewriteFile(opts);
+    if (!result) {
+        printDiagnostics(result.diagnostics());
+        return kExitBadInput;
+    }
+    std::error_code ec;
+    fs::create_directories(o.outDir, ec);
+    if (ec) {
+        std::cerr << fmt::format("error: cannot create the output folder {}: {}\n", o.outDir,
+                                 ec.message());
+        return kExitBadInput;
+    }
+    const std::optional<std::vector<Output>> planned = plannedOutputs(o, *result);
+    if (!planned) {
+        return kExitBadInput;
+    }
+    const std::vector<Output>& outputs = *planned;
+    if (!writeOutputs(o, outputs)) {
+        return kExitBadInput;
     }
     std::vector<std::string> includedOut;
     for (size_t i = 1; i < outputs.size(); ++i) {

@@ -57,6 +57,80 @@ void printWritten(const TraceOptions& o, const trace::Trace& t, trace::TraceForm
                              t.laneCount(), trace::traceFormatName(form));
 }
 
+/// The trace's header, arrays and (with --spec) analysis as JSON.
+json infoJson(const trace::Trace& t, const std::vector<double>& requests,
+              const std::vector<double>& lanes, const std::optional<model::TraceStats>& st) {
+    const auto& h = t.header();
+    json out;
+    out["kernel"] = h.kernel;
+    out["grid"] = {h.grid.x, h.grid.y, h.grid.z};
+    out["block"] = {h.block.x, h.block.y, h.block.z};
+    if (h.registersPerThread) {
+        out["registers"] = *h.registersPerThread;
+    }
+    if (h.sharedPerBlock) {
+        out["shared"] = *h.sharedPerBlock;
+    }
+    out["blocks"] = h.blockCount();
+    out["traced_blocks"] = h.tracedBlockCount();
+    out["records"] = t.records().size();
+    out["lanes"] = t.laneCount();
+    json arrays = json::array();
+    for (size_t i = 0; i < h.arrays.size(); ++i) {
+        const auto& a = h.arrays[i];
+        arrays.push_back({{"name", a.name},
+                          {"element_size", a.elementSize},
+                          {"length", a.length},
+                          {"mode", std::string(trace::arrayModeName(a.mode))},
+                          {"requests", requests[i]},
+                          {"lanes", lanes[i]}});
+    }
+    out["arrays"] = std::move(arrays);
+    if (st) {
+        out["analysis"] = model::statsJson(*st, true);
+    }
+    return out;
+}
+
+/// The same as a table.
+void printInfo(const TraceOptions& o, const trace::Trace& t, const std::vector<double>& requests,
+               const std::vector<double>& lanes, const std::optional<model::TraceStats>& st) {
+    const auto& h = t.header();
+    std::cout << fmt::format("kernel {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks traced, "
+                             "{} records, {} lanes\n",
+                             h.kernel, h.grid.x, h.grid.y, h.grid.z, h.block.x, h.block.y,
+                             h.block.z, h.tracedBlockCount(), h.blockCount(), t.records().size(),
+                             t.laneCount());
+    Table table({"array", "elem", "length", "mode", "requests", "lanes/request"});
+    for (size_t i = 0; i < h.arrays.size(); ++i) {
+        const auto& a = h.arrays[i];
+        table.add({a.name, std::to_string(a.elementSize), std::to_string(a.length),
+                   std::string(trace::arrayModeName(a.mode)), fmt::format("{}", requests[i]),
+                   requests[i] > 0 ? fmt::format("{:.1f}", lanes[i] / requests[i]) : "-"});
+    }
+    std::cout << table.format();
+    if (st) {
+        std::cout << fmt::format("\nanalysis for {} ({:.3g} ms):\n", o.spec, st->seconds * 1e3);
+        Table at({"array", "candidates", "uniform", "sectors/req", "block reuse"});
+        for (const auto& a : st->arrays) {
+            std::string c;
+            for (Place p : kAllPlaces) {
+                if (a.candidates.contains(p)) {
+                    c += (c.empty() ? "" : ",") + std::string(placeName(p));
+                }
+            }
+            at.add({a.info.name, c, fmt::format("{:.2f}", a.uniformFraction),
+                    fmt::format("{:.2f} (ideal {:.2f})", a.sectorsPerRequest,
+                                a.idealSectorsPerRequest),
+                    fmt::format("{:.2f}", a.blockReuse)});
+        }
+        std::cout << at.format();
+        for (const auto& n : st->notes) {
+            std::cout << "note: " << n << "\n";
+        }
+    }
+}
+
 int runInfo(const TraceOptions& o) {
     bool bad = false;
     auto from = formatOf(o.from, bad);
@@ -90,70 +164,10 @@ int runInfo(const TraceOptions& o) {
         st = std::move(*a);
     }
     if (o.json) {
-        json out;
-        out["kernel"] = h.kernel;
-        out["grid"] = {h.grid.x, h.grid.y, h.grid.z};
-        out["block"] = {h.block.x, h.block.y, h.block.z};
-        if (h.registersPerThread) {
-            out["registers"] = *h.registersPerThread;
-        }
-        if (h.sharedPerBlock) {
-            out["shared"] = *h.sharedPerBlock;
-        }
-        out["blocks"] = h.blockCount();
-        out["traced_blocks"] = h.tracedBlockCount();
-        out["records"] = t->records().size();
-        out["lanes"] = t->laneCount();
-        json arrays = json::array();
-        for (size_t i = 0; i < h.arrays.size(); ++i) {
-            const auto& a = h.arrays[i];
-            arrays.push_back({{"name", a.name},
-                              {"element_size", a.elementSize},
-                              {"length", a.length},
-                              {"mode", std::string(trace::arrayModeName(a.mode))},
-                              {"requests", requests[i]},
-                              {"lanes", lanes[i]}});
-        }
-        out["arrays"] = std::move(arrays);
-        if (st) {
-            out["analysis"] = model::statsJson(*st, true);
-        }
-        std::cout << dumpJson(out, 2) << "\n";
+        std::cout << dumpJson(infoJson(*t, requests, lanes, st), 2) << "\n";
         return kExitSuccess;
     }
-    std::cout << fmt::format("kernel {}: grid {}x{}x{}, block {}x{}x{}, {} of {} blocks traced, "
-                             "{} records, {} lanes\n",
-                             h.kernel, h.grid.x, h.grid.y, h.grid.z, h.block.x, h.block.y,
-                             h.block.z, h.tracedBlockCount(), h.blockCount(), t->records().size(),
-                             t->laneCount());
-    Table table({"array", "elem", "length", "mode", "requests", "lanes/request"});
-    for (size_t i = 0; i < h.arrays.size(); ++i) {
-        const auto& a = h.arrays[i];
-        table.add({a.name, std::to_string(a.elementSize), std::to_string(a.length),
-                   std::string(trace::arrayModeName(a.mode)), fmt::format("{}", requests[i]),
-                   requests[i] > 0 ? fmt::format("{:.1f}", lanes[i] / requests[i]) : "-"});
-    }
-    std::cout << table.format();
-    if (st) {
-        std::cout << fmt::format("\nanalysis for {} ({:.3g} ms):\n", o.spec, st->seconds * 1e3);
-        Table at({"array", "candidates", "uniform", "sectors/req", "block reuse"});
-        for (const auto& a : st->arrays) {
-            std::string c;
-            for (Place p : kAllPlaces) {
-                if (a.candidates.contains(p)) {
-                    c += (c.empty() ? "" : ",") + std::string(placeName(p));
-                }
-            }
-            at.add({a.info.name, c, fmt::format("{:.2f}", a.uniformFraction),
-                    fmt::format("{:.2f} (ideal {:.2f})", a.sectorsPerRequest,
-                                a.idealSectorsPerRequest),
-                    fmt::format("{:.2f}", a.blockReuse)});
-        }
-        std::cout << at.format();
-        for (const auto& n : st->notes) {
-            std::cout << "note: " << n << "\n";
-        }
-    }
+    printInfo(o, *t, requests, lanes, st);
     return kExitSuccess;
 }
 

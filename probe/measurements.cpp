@@ -49,6 +49,70 @@ Expected<double> Measurements::cycles(std::string_view name) const {
     return it->second.cycles;
 }
 
+namespace {
+
+/// The `device` object (json exceptions for malformed fields).
+DeviceInfo parseDevice(const json& d) {
+    DeviceInfo dev;
+    dev.name = d.value("name", "");
+    dev.ccMajor = num<int>(d, "cc_major");
+    dev.ccMinor = num<int>(d, "cc_minor");
+    dev.sms = num<uint32_t>(d, "sms");
+    dev.warpSize = num<uint32_t>(d, "warp_size");
+    dev.clockPeakKHz = num<double>(d, "clock_peak_khz");
+    dev.memoryClockPeakKHz = num<double>(d, "memory_clock_peak_khz");
+    dev.memoryBusWidthBits = num<uint32_t>(d, "memory_bus_width_bits");
+    dev.l2Bytes = num<uint64_t>(d, "l2_bytes");
+    dev.persistingL2MaxBytes = num<uint64_t>(d, "persisting_l2_max_bytes");
+    dev.accessPolicyWindowMaxBytes = num<uint64_t>(d, "access_policy_window_max_bytes");
+    dev.maxThreadsPerSm = num<uint32_t>(d, "max_threads_per_sm");
+    dev.maxBlocksPerSm = num<uint32_t>(d, "max_blocks_per_sm");
+    dev.maxRegistersPerSm = num<uint32_t>(d, "max_registers_per_sm");
+    dev.maxSharedPerSm = num<uint64_t>(d, "max_shared_per_sm");
+    dev.maxThreadsPerBlock = num<uint32_t>(d, "max_threads_per_block");
+    dev.maxRegistersPerBlock = num<uint32_t>(d, "max_registers_per_block");
+    dev.maxSharedPerBlock = num<uint64_t>(d, "max_shared_per_block");
+    dev.maxSharedPerBlockOptin = num<uint64_t>(d, "max_shared_per_block_optin");
+    dev.reservedSharedPerBlock = num<uint64_t>(d, "reserved_shared_per_block");
+    dev.totalConstantBytes = num<uint64_t>(d, "total_constant_bytes");
+    dev.totalGlobalBytes = num<uint64_t>(d, "total_global_bytes");
+    dev.driverVersion = num<int>(d, "driver_version");
+    dev.runtimeVersion = num<int>(d, "runtime_version");
+    return dev;
+}
+
+LatencyMeasurement parseLatency(const std::string& name, const json& l) {
+    LatencyMeasurement lm;
+    lm.name = name;
+    lm.path = l.value("path", "");
+    lm.method = l.value("method", "");
+    lm.cycles = num<double>(l, "cycles");
+    lm.bytes = num<uint64_t>(l, "bytes");
+    lm.stride = num<uint64_t>(l, "stride");
+    lm.steps = num<int>(l, "steps");
+    return lm;
+}
+
+KernelMeasurement parseKernel(const json& k) {
+    KernelMeasurement km;
+    km.name = k.value("name", "");
+    km.path = k.value("path", "");
+    km.regime = k.value("regime", "");
+    km.method = k.value("method", "");
+    km.bytes = num<double>(k, "bytes");
+    km.ms = num<double>(k, "ms");
+    if (k.contains("transactions")) {
+        for (const auto& [mem, n] : k["transactions"].items()) {
+            if (n.is_number()) {
+                km.transactions[mem] = n.get<double>();
+            }
+        }
+    }
+    return km;
+}
+
+} // namespace
+
 Expected<Measurements> parseMeasurements(std::string_view text, std::string_view source) {
     json j;
     try {
@@ -79,30 +143,7 @@ Expected<Measurements> parseMeasurements(std::string_view text, std::string_view
         m.quick = j.value("quick", false);
         const json& d = j.at("device");
         DeviceInfo& dev = m.device;
-        dev.name = d.value("name", "");
-        dev.ccMajor = num<int>(d, "cc_major");
-        dev.ccMinor = num<int>(d, "cc_minor");
-        dev.sms = num<uint32_t>(d, "sms");
-        dev.warpSize = num<uint32_t>(d, "warp_size");
-        dev.clockPeakKHz = num<double>(d, "clock_peak_khz");
-        dev.memoryClockPeakKHz = num<double>(d, "memory_clock_peak_khz");
-        dev.memoryBusWidthBits = num<uint32_t>(d, "memory_bus_width_bits");
-        dev.l2Bytes = num<uint64_t>(d, "l2_bytes");
-        dev.persistingL2MaxBytes = num<uint64_t>(d, "persisting_l2_max_bytes");
-        dev.accessPolicyWindowMaxBytes = num<uint64_t>(d, "access_policy_window_max_bytes");
-        dev.maxThreadsPerSm = num<uint32_t>(d, "max_threads_per_sm");
-        dev.maxBlocksPerSm = num<uint32_t>(d, "max_blocks_per_sm");
-        dev.maxRegistersPerSm = num<uint32_t>(d, "max_registers_per_sm");
-        dev.maxSharedPerSm = num<uint64_t>(d, "max_shared_per_sm");
-        dev.maxThreadsPerBlock = num<uint32_t>(d, "max_threads_per_block");
-        dev.maxRegistersPerBlock = num<uint32_t>(d, "max_registers_per_block");
-        dev.maxSharedPerBlock = num<uint64_t>(d, "max_shared_per_block");
-        dev.maxSharedPerBlockOptin = num<uint64_t>(d, "max_shared_per_block_optin");
-        dev.reservedSharedPerBlock = num<uint64_t>(d, "reserved_shared_per_block");
-        dev.totalConstantBytes = num<uint64_t>(d, "total_constant_bytes");
-        dev.totalGlobalBytes = num<uint64_t>(d, "total_global_bytes");
-        dev.driverVersion = num<int>(d, "driver_version");
-        dev.runtimeVersion = num<int>(d, "runtime_version");
+        dev = parseDevice(d);
         if (dev.sms == 0 || dev.warpSize == 0) {
             return fail(fmt::format("{}: the device entry lacks sms or warp_size", source));
         }
@@ -115,14 +156,7 @@ Expected<Measurements> parseMeasurements(std::string_view text, std::string_view
         }
         if (j.contains("latency")) {
             for (const auto& [name, l] : j["latency"].items()) {
-                LatencyMeasurement lm;
-                lm.name = name;
-                lm.path = l.value("path", "");
-                lm.method = l.value("method", "");
-                lm.cycles = num<double>(l, "cycles");
-                lm.bytes = num<uint64_t>(l, "bytes");
-                lm.stride = num<uint64_t>(l, "stride");
-                lm.steps = num<int>(l, "steps");
+                LatencyMeasurement lm = parseLatency(name, l);
                 m.latency[name] = lm;
             }
         }
@@ -149,20 +183,7 @@ Expected<Measurements> parseMeasurements(std::string_view text, std::string_view
         }
         if (j.contains("kernels")) {
             for (const auto& k : j["kernels"]) {
-                KernelMeasurement km;
-                km.name = k.value("name", "");
-                km.path = k.value("path", "");
-                km.regime = k.value("regime", "");
-                km.method = k.value("method", "");
-                km.bytes = num<double>(k, "bytes");
-                km.ms = num<double>(k, "ms");
-                if (k.contains("transactions")) {
-                    for (const auto& [mem, n] : k["transactions"].items()) {
-                        if (n.is_number()) {
-                            km.transactions[mem] = n.get<double>();
-                        }
-                    }
-                }
+                KernelMeasurement km = parseKernel(k);
                 m.kernels.push_back(std::move(km));
             }
         }

@@ -210,6 +210,67 @@ std::string traceName(const std::string& name) {
     return out;
 }
 
+namespace {
+
+/// The places the engine may choose for array `j` of the launch: what the runtime can
+/// materialise for it (Global always added by the caller).
+PlaceSet traceFeasible(const LaunchInfo& info, std::size_t j, uint64_t length) {
+    const ArrayInfo& a = info.arrays[j];
+    PlaceSet f;
+    const bool aliased = !info.aliasHazard(j).empty();
+    for (Place p : kAllPlaces) {
+        if (!a.feasible.contains(p) || p == Place::Registers) {
+            continue;
+        }
+        if (aliased && p != Place::Global && p != Place::L2Persist && p != a.original) {
+            continue; // the runtime would fall back: see LaunchInfo::aliasHazard
+        }
+        if (!a.extentKnown && p != Place::Global && p != Place::ReadOnly) {
+            continue;
+        }
+        if (p == Place::Texture && (!a.textureFeasible || (a.dims == 2 && a.width <= 0))) {
+            continue;
+        }
+        if (p == Place::Constant && info.constantPoolBytes > 0 &&
+            length * a.elemSize > info.constantPoolBytes) {
+            continue;
+        }
+        if (a.mode != Mode::Read &&
+            (p == Place::ReadOnly || p == Place::Texture || p == Place::Constant)) {
+            continue;
+        }
+        f.insert(p);
+    }
+    return f;
+}
+
+/// The records, each access kind of a record as its own access, into the trace.
+void addRecords(trace::TraceBuilder& b, const TraceResult& result, ConvertInfo& ci) {
+    for (const TraceRecord& r : result.records) {
+        if (r.activeMask == 0) {
+            continue;
+        }
+        const auto arr = static_cast<uint16_t>(r.array);
+        if ((r.flags & kTraceAtomic) != 0) {
+            b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Atomic, r.activeMask,
+                       r.offset);
+        } else {
+            if ((r.flags & kTraceRead) != 0) {
+                b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Read, r.activeMask,
+                           r.offset);
+            }
+            if ((r.flags & kTraceWrite) != 0) {
+                b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Write, r.activeMask,
+                           r.offset);
+            }
+        }
+        ++ci.records;
+        ci.lanes += static_cast<uint64_t>(__builtin_popcount(r.activeMask));
+    }
+}
+
+} // namespace
+
 Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result,
                                ConvertInfo* convertInfo) {
     ConvertInfo ci;
@@ -274,31 +335,7 @@ Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result
         }
         t.length = length;
         t.mode = widen(fromMode(a.mode), reads[j], writes[j], atomics[j]);
-        PlaceSet f;
-        const bool aliased = !info.aliasHazard(j).empty();
-        for (Place p : kAllPlaces) {
-            if (!a.feasible.contains(p) || p == Place::Registers) {
-                continue;
-            }
-            if (aliased && p != Place::Global && p != Place::L2Persist && p != a.original) {
-                continue; // the runtime would fall back: see LaunchInfo::aliasHazard
-            }
-            if (!a.extentKnown && p != Place::Global && p != Place::ReadOnly) {
-                continue;
-            }
-            if (p == Place::Texture && (!a.textureFeasible || (a.dims == 2 && a.width <= 0))) {
-                continue;
-            }
-            if (p == Place::Constant && info.constantPoolBytes > 0 &&
-                length * a.elemSize > info.constantPoolBytes) {
-                continue;
-            }
-            if (a.mode != Mode::Read &&
-                (p == Place::ReadOnly || p == Place::Texture || p == Place::Constant)) {
-                continue;
-            }
-            f.insert(p);
-        }
+        PlaceSet f = traceFeasible(info, j, length);
         f.insert(Place::Global);
         t.feasible = f;
         t.original = f.contains(a.original) ? a.original : Place::Global;
@@ -312,27 +349,7 @@ Expected<trace::Trace> toTrace(const LaunchInfo& info, const TraceResult& result
     h.tracedBlocks = traced;
 
     trace::TraceBuilder b(std::move(h));
-    for (const TraceRecord& r : result.records) {
-        if (r.activeMask == 0) {
-            continue;
-        }
-        const auto arr = static_cast<uint16_t>(r.array);
-        if ((r.flags & kTraceAtomic) != 0) {
-            b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Atomic, r.activeMask,
-                       r.offset);
-        } else {
-            if ((r.flags & kTraceRead) != 0) {
-                b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Read, r.activeMask,
-                           r.offset);
-            }
-            if ((r.flags & kTraceWrite) != 0) {
-                b.addLanes(r.block, r.warp, r.site, arr, trace::AccessKind::Write, r.activeMask,
-                           r.offset);
-            }
-        }
-        ++ci.records;
-        ci.lanes += static_cast<uint64_t>(__builtin_popcount(r.activeMask));
-    }
+    addRecords(b, result, ci);
     ci.truncated = result.overflow;
     if (result.overflow) {
         ci.notes.push_back("the trace buffer overflowed: " + std::to_string(result.dropped) +

@@ -6,6 +6,7 @@
 #include "model/analysis.h"
 #include "placer/convert.h"
 #include "placer/device_spec.h"
+#include "placer_internal.h"
 #include "search/search.h"
 
 #include <nlohmann/json.hpp>
@@ -25,16 +26,6 @@
 namespace memplace::placer {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string placementText(const std::vector<std::string>& names, const Placement& p) {
-    std::string s;
-    for (std::size_t i = 0; i < p.size() && i < names.size(); ++i) {
-        s += (i == 0 ? "" : ",") + names[i] + "=" + std::string(placeName(p[i]));
-    }
-    return s;
-}
 
 uint64_t saturatingMul(uint64_t a, uint64_t b) {
     if (a != 0 && b > UINT64_MAX / a) {
@@ -113,38 +104,58 @@ Placement parsePlacementList(const std::string& list, const std::string& kernel,
 
 // ---- the plan ------------------------------------------------------------------------------
 
-Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
-               const model::Model* compare) {
+namespace {
+
+/// A sweep's plan under construction: the places of each array, the named placements, then
+/// the rest of the space (enumerated or sampled) up to SweepOptions::maxPlacements.
+struct PlanBuilder {
+    const model::Model& m;
+    const PlanInputs& in;
+    const SweepOptions& o;
+    const model::Model* compare;
+    const std::size_t n;
     Plan plan;
-    const std::size_t n = m.arrayCount();
-    // The places of each array: what the model considers (its candidates and their aliases),
-    // within what the runtime can materialise.
-    plan.places.resize(n);
-    plan.space = 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        std::set<Place> ps;
-        for (Place p : m.candidates(i)) {
-            ps.insert(p);
-        }
-        for (Place p : m.aliases(i)) {
-            ps.insert(p);
-        }
-        for (Place p : ps) {
-            if (i >= in.masks.size() || in.masks[i].contains(p)) {
-                plan.places[i].push_back(p);
+
+    struct Scored {
+        Placement p;
+        double seconds;
+    };
+
+    PlanBuilder(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
+                const model::Model* compare)
+        : m(m), in(in), o(o), compare(compare), n(m.arrayCount()) {}
+
+    /// The places of each array: what the model considers (its candidates and their aliases),
+    /// within what the runtime can materialise.
+    void places() {
+        plan.places.resize(n);
+        plan.space = 1;
+        for (std::size_t i = 0; i < n; ++i) {
+            std::set<Place> ps;
+            for (Place p : m.candidates(i)) {
+                ps.insert(p);
             }
+            for (Place p : m.aliases(i)) {
+                ps.insert(p);
+            }
+            for (Place p : ps) {
+                if (i >= in.masks.size() || in.masks[i].contains(p)) {
+                    plan.places[i].push_back(p);
+                }
+            }
+            if (plan.places[i].empty()) {
+                plan.places[i].push_back(Place::Global);
+            }
+            plan.space = saturatingMul(plan.space, plan.places[i].size());
         }
-        if (plan.places[i].empty()) {
-            plan.places[i].push_back(Place::Global);
-        }
-        plan.space = saturatingMul(plan.space, plan.places[i].size());
     }
 
-    auto isCompiled = [&](const Placement& p) {
+    bool isCompiled(const Placement& p) const {
         return std::find(in.compiled.begin(), in.compiled.end(), p) != in.compiled.end() ||
                std::all_of(p.begin(), p.end(), [](Place x) { return x == Place::Global; });
-    };
-    auto add = [&](const Placement& p, const std::string& role, bool dynamic = false) {
+    }
+
+    void add(const Placement& p, const std::string& role, bool dynamic = false) {
         if (p.size() != n) {
             return;
         }
@@ -169,152 +180,175 @@ Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& 
             e.comparePredictedSeconds = compare->seconds(compare->cycles(p));
         }
         plan.entries.push_back(std::move(e));
-    };
-
-    // The placements every plan has, the reference first.
-    const Placement original = in.original.size() == n ? in.original : Placement(n, Place::Global);
-    add(original, "original");
-    add(Placement(n, Place::Global), "default");
-    if (!in.memplace.empty()) {
-        add(in.memplace, "memplace");
-    }
-    if (!in.engineBest.empty()) {
-        add(in.engineBest, "engine_best");
-    }
-    for (std::size_t k = 0; k < in.candidates.size(); ++k) {
-        add(in.candidates[k], "candidate" + std::to_string(k + 1));
-    }
-    search::SearchOptions ro;
-    ro.algorithm = search::Algorithm::Rules;
-    ro.topK = 1;
-    if (auto r = search::search(m, ro)) {
-        plan.rules = r->best.placement;
-        add(plan.rules, "rules");
-    } else {
-        plan.notes.push_back("rules: " + r.message());
-    }
-    if (compare != nullptr) {
-        search::SearchOptions co;
-        co.algorithm = search::Algorithm::BranchAndBound;
-        co.topK = 1;
-        if (auto r = search::search(*compare, co)) {
-            add(r->best.placement, "compare_best");
-        } else {
-            plan.notes.push_back("compare_best: " + r.message());
-        }
-    }
-    if (o.top > 0) {
-        search::SearchOptions bo;
-        bo.algorithm = search::Algorithm::BranchAndBound;
-        bo.topK = o.top;
-        if (auto r = search::search(m, bo)) {
-            // The alternatives hold candidate places only; each is planned as found.
-            for (std::size_t k = 0; k < r->alternatives.size(); ++k) {
-                add(r->alternatives[k].placement, "top" + std::to_string(k + 1));
-            }
-        } else {
-            plan.notes.push_back("top: " + r.message());
-        }
-    }
-    for (const Placement& p : in.compiled) {
-        if (p.size() == n && m.feasible(p)) {
-            add(p, "compiled");
-        }
-    }
-    if (o.dynamicBaselines) {
-        add(original, "original_dynamic", true);
-        add(Placement(n, Place::Global), "default_dynamic", true);
     }
 
-    // The rest of the space: every feasible placement when it fits, else a sample spread over
-    // the predicted times (quantiles), so that the rank correlation sees the whole range.
-    struct Scored {
-        Placement p;
-        double seconds;
-    };
-    std::vector<Scored> pool;
-    auto feasibleScored = [&](const Placement& p) {
-        const double c = m.cycles(p);
-        if (c < model::kInfeasible) {
-            pool.push_back({p, m.seconds(c)});
+    /// The placements every plan has, the reference first.
+    void named() {
+        const Placement original =
+            in.original.size() == n ? in.original : Placement(n, Place::Global);
+        add(original, "original");
+        add(Placement(n, Place::Global), "default");
+        if (!in.memplace.empty()) {
+            add(in.memplace, "memplace");
         }
-    };
-    if (plan.space <= o.enumerateLimit) {
-        plan.enumerated = true;
-        std::vector<std::size_t> idx(n, 0);
-        Placement p(n);
-        for (;;) {
-            for (std::size_t i = 0; i < n; ++i) {
-                p[i] = plan.places[i][idx[i]];
-            }
-            feasibleScored(p);
-            std::size_t i = 0;
-            while (i < n && ++idx[i] == plan.places[i].size()) {
-                idx[i] = 0;
-                ++i;
-            }
-            if (i == n) {
-                break;
+        if (!in.engineBest.empty()) {
+            add(in.engineBest, "engine_best");
+        }
+        for (std::size_t k = 0; k < in.candidates.size(); ++k) {
+            add(in.candidates[k], "candidate" + std::to_string(k + 1));
+        }
+        searched();
+        for (const Placement& p : in.compiled) {
+            if (p.size() == n && m.feasible(p)) {
+                add(p, "compiled");
             }
         }
-        plan.feasible = pool.size();
-    } else {
-        std::mt19937_64 rng(o.seed);
-        std::set<Placement> seen;
-        for (uint64_t k = 0; k < o.samples; ++k) {
+        if (o.dynamicBaselines) {
+            add(original, "original_dynamic", true);
+            add(Placement(n, Place::Global), "default_dynamic", true);
+        }
+    }
+
+    /// The search's placements: the rules', the compared model's best, the top alternatives.
+    void searched() {
+        search::SearchOptions ro;
+        ro.algorithm = search::Algorithm::Rules;
+        ro.topK = 1;
+        if (auto r = search::search(m, ro)) {
+            plan.rules = r->best.placement;
+            add(plan.rules, "rules");
+        } else {
+            plan.notes.push_back("rules: " + r.message());
+        }
+        if (compare != nullptr) {
+            search::SearchOptions co;
+            co.algorithm = search::Algorithm::BranchAndBound;
+            co.topK = 1;
+            if (auto r = search::search(*compare, co)) {
+                add(r->best.placement, "compare_best");
+            } else {
+                plan.notes.push_back("compare_best: " + r.message());
+            }
+        }
+        if (o.top > 0) {
+            search::SearchOptions bo;
+            bo.algorithm = search::Algorithm::BranchAndBound;
+            bo.topK = o.top;
+            if (auto r = search::search(m, bo)) {
+                // The alternatives hold candidate places only; each is planned as found.
+                for (std::size_t k = 0; k < r->alternatives.size(); ++k) {
+                    add(r->alternatives[k].placement, "top" + std::to_string(k + 1));
+                }
+            } else {
+                plan.notes.push_back("top: " + r.message());
+            }
+        }
+    }
+
+    /// The rest of the space: every feasible placement when it fits, else a sample spread over
+    /// the predicted times (quantiles), so that the rank correlation sees the whole range.
+    std::vector<Scored> scoredPool() {
+        std::vector<Scored> pool;
+        auto feasibleScored = [&](const Placement& p) {
+            const double c = m.cycles(p);
+            if (c < model::kInfeasible) {
+                pool.push_back({p, m.seconds(c)});
+            }
+        };
+        if (plan.space <= o.enumerateLimit) {
+            plan.enumerated = true;
+            std::vector<std::size_t> idx(n, 0);
             Placement p(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                std::uniform_int_distribution<std::size_t> d(0, plan.places[i].size() - 1);
-                p[i] = plan.places[i][d(rng)];
-            }
-            if (seen.insert(p).second) {
+            for (;;) {
+                for (std::size_t i = 0; i < n; ++i) {
+                    p[i] = plan.places[i][idx[i]];
+                }
                 feasibleScored(p);
+                std::size_t i = 0;
+                while (i < n && ++idx[i] == plan.places[i].size()) {
+                    idx[i] = 0;
+                    ++i;
+                }
+                if (i == n) {
+                    break;
+                }
             }
+            plan.feasible = pool.size();
+        } else {
+            std::mt19937_64 rng(o.seed);
+            std::set<Placement> seen;
+            for (uint64_t k = 0; k < o.samples; ++k) {
+                Placement p(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    std::uniform_int_distribution<std::size_t> d(0, plan.places[i].size() - 1);
+                    p[i] = plan.places[i][d(rng)];
+                }
+                if (seen.insert(p).second) {
+                    feasibleScored(p);
+                }
+            }
+            plan.notes.push_back("space of " + std::to_string(plan.space) +
+                                 " placements: sampled " + std::to_string(o.samples) +
+                                 " at random (seed " + std::to_string(o.seed) + "), " +
+                                 std::to_string(pool.size()) + " distinct and feasible");
         }
-        plan.notes.push_back("space of " + std::to_string(plan.space) + " placements: sampled " +
-                             std::to_string(o.samples) + " at random (seed " +
-                             std::to_string(o.seed) + "), " + std::to_string(pool.size()) +
-                             " distinct and feasible");
+        plan.pool = pool.size();
+        // Stable order: by predicted time, then by places.
+        std::sort(pool.begin(), pool.end(), [](const Scored& a, const Scored& b) {
+            return a.seconds != b.seconds ? a.seconds < b.seconds : a.p < b.p;
+        });
+        return pool;
     }
-    plan.pool = pool.size();
-    // Stable order: by predicted time, then by places.
-    std::sort(pool.begin(), pool.end(), [](const Scored& a, const Scored& b) {
-        return a.seconds != b.seconds ? a.seconds < b.seconds : a.p < b.p;
-    });
-    auto planned = [&](const Placement& p) {
+
+    bool planned(const Placement& p) const {
         for (const PlanEntry& e : plan.entries) {
             if (!e.dynamic && e.placement == p) {
                 return true;
             }
         }
         return false;
-    };
-    std::vector<const Scored*> rest;
-    for (const Scored& s : pool) {
-        if (!planned(s.p)) {
-            rest.push_back(&s);
-        }
     }
-    const std::size_t room =
-        o.maxPlacements > plan.entries.size() ? o.maxPlacements - plan.entries.size() : 0;
-    if (rest.size() <= room) {
-        for (const Scored* s : rest) {
-            add(s->p, plan.enumerated ? "all" : "sample");
+
+    /// The pool's placements not planned yet, all of them when there is room, else `room`
+    /// quantiles of the predicted times, the fastest and the slowest included.
+    void addRest(const std::vector<Scored>& pool) {
+        std::vector<const Scored*> rest;
+        for (const Scored& s : pool) {
+            if (!planned(s.p)) {
+                rest.push_back(&s);
+            }
         }
-        plan.complete = plan.enumerated;
-    } else if (room > 0) {
-        // `room` quantiles of the predicted times, the fastest and the slowest included.
-        std::size_t last = SIZE_MAX;
-        for (std::size_t k = 0; k < room; ++k) {
-            const std::size_t at =
-                room == 1 ? 0 : static_cast<std::size_t>((k * (rest.size() - 1)) / (room - 1));
-            if (at != last) {
-                add(rest[at]->p, "sample");
-                last = at;
+        const std::size_t room =
+            o.maxPlacements > plan.entries.size() ? o.maxPlacements - plan.entries.size() : 0;
+        if (rest.size() <= room) {
+            for (const Scored* s : rest) {
+                add(s->p, plan.enumerated ? "all" : "sample");
+            }
+            plan.complete = plan.enumerated;
+        } else if (room > 0) {
+            std::size_t last = SIZE_MAX;
+            for (std::size_t k = 0; k < room; ++k) {
+                const std::size_t at =
+                    room == 1 ? 0 : static_cast<std::size_t>((k * (rest.size() - 1)) / (room - 1));
+                if (at != last) {
+                    add(rest[at]->p, "sample");
+                    last = at;
+                }
             }
         }
     }
-    return plan;
+};
+
+} // namespace
+
+Plan buildPlan(const model::Model& m, const PlanInputs& in, const SweepOptions& o,
+               const model::Model* compare) {
+    PlanBuilder b(m, in, o, compare);
+    b.places();
+    b.named();
+    const std::vector<PlanBuilder::Scored> pool = b.scoredPool();
+    b.addRest(pool);
+    return std::move(b.plan);
 }
 
 // ---- the policy ----------------------------------------------------------------------------
@@ -395,6 +429,39 @@ Decision SweepPolicy::decide(const LaunchInfo& info) {
     return m.placer->decide(info);
 }
 
+namespace {
+
+/// What a signature's plan starts from: the runtime's masks, the placement as written (or
+/// --original's), the Placer's decision, engine's best and candidates, the compiled ones.
+PlanInputs planInputs(const LaunchInfo& info, const std::vector<std::string>& arrays,
+                      const std::optional<KernelRecord>& rec, const SweepOptions& options) {
+    PlanInputs in;
+    for (const ArrayInfo& a : info.arrays) {
+        in.masks.push_back(a.feasible);
+    }
+    Placement asWritten;
+    for (const ArrayInfo& a : info.arrays) {
+        asWritten.push_back(a.original);
+    }
+    in.original = parsePlacementList(options.original, info.kernel, arrays, asWritten);
+    if (rec && !rec->decision.empty()) {
+        // What the Placer's launches run once settled: its JIT placement when it asked for one
+        // (placed instead of the decision once compiled), else the decision.
+        in.memplace =
+            rec->jitPlacement.size() == rec->decision.size() ? rec->jitPlacement : rec->decision;
+    }
+    if (rec && !rec->engineBest.empty()) {
+        in.engineBest = rec->engineBest;
+    }
+    if (rec) {
+        in.candidates = rec->candidates;
+    }
+    in.compiled = info.compiled;
+    return in;
+}
+
+} // namespace
+
 void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     Impl& m = *impl_;
     if (!m.selected(info.kernel)) {
@@ -459,28 +526,7 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
                                         ? std::string()
                                         : emplaceCompareModel(compare, m.options.compareSpec, *t,
                                                               prop.name, prop.major, prop.minor);
-    PlanInputs in;
-    for (const ArrayInfo& a : info.arrays) {
-        in.masks.push_back(a.feasible);
-    }
-    Placement asWritten;
-    for (const ArrayInfo& a : info.arrays) {
-        asWritten.push_back(a.original);
-    }
-    in.original = parsePlacementList(m.options.original, info.kernel, sig.arrays, asWritten);
-    if (rec && !rec->decision.empty()) {
-        // What the Placer's launches run once settled: its JIT placement when it asked for one
-        // (placed instead of the decision once compiled), else the decision.
-        in.memplace =
-            rec->jitPlacement.size() == rec->decision.size() ? rec->jitPlacement : rec->decision;
-    }
-    if (rec && !rec->engineBest.empty()) {
-        in.engineBest = rec->engineBest;
-    }
-    if (rec) {
-        in.candidates = rec->candidates;
-    }
-    in.compiled = info.compiled;
+    const PlanInputs in = planInputs(info, sig.arrays, rec, m.options);
     sig.plan = buildPlan(model, in, m.options, compare ? &*compare : nullptr);
     if (!compareNote.empty()) {
         sig.plan.notes.push_back(compareNote);
@@ -510,6 +556,45 @@ void SweepPolicy::launched(const LaunchInfo& info, const LaunchReport& report) {
     m.placer->launched(info, report);
 }
 
+namespace {
+
+/// The sweep's line for one placement of the plan: what was planned and what it measured.
+nlohmann::json placementLine(const LaunchInfo& info, const std::string& text,
+                             const std::vector<std::string>& arrays, std::size_t k,
+                             const PlanEntry& e, const SweepResult& r) {
+    using nlohmann::json;
+    auto pj = [&](const Placement& p) { return placementJson(arrays, p); };
+    return {
+        {"type", "placement"},
+        {"kernel", info.kernel},
+        {"signature", text},
+        {"index", k},
+        {"placement", pj(e.placement)},
+        {"placement_text", placementText(arrays, e.placement)},
+        {"roles", e.roles},
+        {"dynamic_requested", e.dynamic},
+        {"compiled", e.compiled},
+        {"model_feasible", e.modelFeasible},
+        {"infeasible_reason", e.infeasibleReason},
+        {"predicted_us", e.predictedSeconds < 0 ? json(nullptr) : json(e.predictedSeconds * 1e6)},
+        {"compare_predicted_us",
+         e.comparePredictedSeconds < 0 ? json(nullptr) : json(e.comparePredictedSeconds * 1e6)},
+        {"status", r.status},
+        {"detail", r.detail},
+        {"dispatch", r.dispatch},
+        {"placed", r.placed.empty() ? json(nullptr) : pj(r.placed)},
+        {"median_ms", r.medianMs < 0 ? json(nullptr) : json(r.medianMs)},
+        {"min_ms", r.minMs < 0 ? json(nullptr) : json(r.minMs)},
+        {"max_ms", r.maxMs < 0 ? json(nullptr) : json(r.maxMs)},
+        {"ms", r.ms},
+        {"host_us", r.hostUsMedian < 0 ? json(nullptr) : json(r.hostUsMedian)},
+        {"compared", r.compared},
+        {"equal", r.equal},
+        {"differing_words", r.differingWords}};
+}
+
+} // namespace
+
 void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results) {
     Impl& m = *impl_;
     using nlohmann::json;
@@ -523,13 +608,7 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
     ++m.sweeps;
     const double sweepMs =
         std::chrono::duration<double, std::milli>(Clock::now() - sig.sweepStart).count();
-    auto pj = [&](const Placement& p) {
-        json j = json::object();
-        for (std::size_t i = 0; i < p.size() && i < sig.arrays.size(); ++i) {
-            j[sig.arrays[i]] = std::string(placeName(p[i]));
-        }
-        return j;
-    };
+    auto pj = [&](const Placement& p) { return placementJson(sig.arrays, p); };
     const std::string text = signatureText(info);
     std::size_t ok = 0;
     std::size_t unequal = 0;
@@ -538,34 +617,7 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
         const PlanEntry& e = sig.plan.entries[k];
         ok += r.status == "ok";
         unequal += r.status == "ok" && r.compared && !r.equal;
-        m.write({{"type", "placement"},
-                 {"kernel", info.kernel},
-                 {"signature", text},
-                 {"index", k},
-                 {"placement", pj(e.placement)},
-                 {"placement_text", placementText(sig.arrays, e.placement)},
-                 {"roles", e.roles},
-                 {"dynamic_requested", e.dynamic},
-                 {"compiled", e.compiled},
-                 {"model_feasible", e.modelFeasible},
-                 {"infeasible_reason", e.infeasibleReason},
-                 {"predicted_us",
-                  e.predictedSeconds < 0 ? json(nullptr) : json(e.predictedSeconds * 1e6)},
-                 {"compare_predicted_us", e.comparePredictedSeconds < 0
-                                              ? json(nullptr)
-                                              : json(e.comparePredictedSeconds * 1e6)},
-                 {"status", r.status},
-                 {"detail", r.detail},
-                 {"dispatch", r.dispatch},
-                 {"placed", r.placed.empty() ? json(nullptr) : pj(r.placed)},
-                 {"median_ms", r.medianMs < 0 ? json(nullptr) : json(r.medianMs)},
-                 {"min_ms", r.minMs < 0 ? json(nullptr) : json(r.minMs)},
-                 {"max_ms", r.maxMs < 0 ? json(nullptr) : json(r.maxMs)},
-                 {"ms", r.ms},
-                 {"host_us", r.hostUsMedian < 0 ? json(nullptr) : json(r.hostUsMedian)},
-                 {"compared", r.compared},
-                 {"equal", r.equal},
-                 {"differing_words", r.differingWords}});
+        m.write(placementLine(info, text, sig.arrays, k, e, r));
     }
     const KernelRecord& rec = sig.record;
     json places = json::object();
