@@ -44,6 +44,8 @@ struct Device {
 
 /// The device, initialised from MEMPLACE_SPEC (default h100) on first use.
 Device& device();
+/// The device without initialising it: for callers that hold its mutex (device() locks it).
+Device& deviceStorage();
 /// Initialises the device if needed; cudaSuccess or the initialisation error.
 cudaError_t ensureDevice();
 
