@@ -46,44 +46,16 @@ CUresult cuGetErrorName(CUresult error, const char** str) {
     if (str == nullptr)
         return CUDA_ERROR_INVALID_VALUE;
     switch (error) {
-    case CUDA_SUCCESS:
-        *str = "CUDA_SUCCESS";
-        break;
-    case CUDA_ERROR_INVALID_VALUE:
-        *str = "CUDA_ERROR_INVALID_VALUE";
-        break;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        *str = "CUDA_ERROR_OUT_OF_MEMORY";
-        break;
-    case CUDA_ERROR_NOT_INITIALIZED:
-        *str = "CUDA_ERROR_NOT_INITIALIZED";
-        break;
-    case CUDA_ERROR_DEINITIALIZED:
-        *str = "CUDA_ERROR_DEINITIALIZED";
-        break;
-    case CUDA_ERROR_NO_DEVICE:
-        *str = "CUDA_ERROR_NO_DEVICE";
-        break;
-    case CUDA_ERROR_INVALID_DEVICE:
-        *str = "CUDA_ERROR_INVALID_DEVICE";
-        break;
-    case CUDA_ERROR_INVALID_CONTEXT:
-        *str = "CUDA_ERROR_INVALID_CONTEXT";
-        break;
-    case CUDA_ERROR_NOT_FOUND:
-        *str = "CUDA_ERROR_NOT_FOUND";
-        break;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        *str = "CUDA_ERROR_NOT_SUPPORTED";
-        break;
-    case CUDA_ERROR_UNKNOWN:
-        *str = "CUDA_ERROR_UNKNOWN";
-        break;
+#define MEMPLACE_EMU_NAME_CASE(name, value)                                                        \
+    case name:                                                                                     \
+        *str = #name;                                                                              \
+        return CUDA_SUCCESS;
+        MEMPLACE_EMU_CU_RESULTS(MEMPLACE_EMU_NAME_CASE)
+#undef MEMPLACE_EMU_NAME_CASE
     default:
         *str = nullptr;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    return CUDA_SUCCESS;
 }
 CUresult cuGetErrorString(CUresult error, const char** str) {
     if (str == nullptr)

@@ -185,12 +185,8 @@ const DeviceAttribute kDeviceAttributes[] = {
 using namespace memplace::emu::detail;
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev) {
-    if (value == nullptr)
-        return fail(cudaErrorInvalidValue);
-    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
-        return fail(e);
-    if (dev != 0)
-        return fail(cudaErrorInvalidDevice);
+    if (cudaError_t e = checkDeviceQuery(value, dev); e != cudaSuccess)
+        return e;
     Device& d = device();
     std::lock_guard lock(d.mutex);
     for (const DeviceAttribute& a : kDeviceAttributes) {

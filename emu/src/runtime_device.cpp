@@ -119,6 +119,16 @@ Device& device() {
     return d;
 }
 
+cudaError_t checkDeviceQuery(const void* out, int dev) {
+    if (out == nullptr)
+        return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
+        return fail(e);
+    if (dev != 0)
+        return fail(cudaErrorInvalidDevice);
+    return cudaSuccess;
+}
+
 cudaError_t ensureDevice() {
     Device& d = device();
     return d.usable ? cudaSuccess : cudaErrorInitializationError;
@@ -176,12 +186,8 @@ cudaError_t cudaChooseDevice(int* dev, const cudaDeviceProp*) {
     return fail(ensureDevice());
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int dev) {
-    if (prop == nullptr)
-        return fail(cudaErrorInvalidValue);
-    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
-        return fail(e);
-    if (dev != 0)
-        return fail(cudaErrorInvalidDevice);
+    if (cudaError_t e = checkDeviceQuery(prop, dev); e != cudaSuccess)
+        return e;
     Device& d = device();
     std::lock_guard lock(d.mutex);
     *prop = d.prop;

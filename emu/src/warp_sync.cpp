@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 
 namespace memplace::emu::detail {
 
@@ -277,13 +278,21 @@ bool BlockRunner::releaseBarrier() {
 
 // ---- calls from lanes ---------------------------------------------------------------------------
 
-unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long value, int arg,
-                                  int width, const char* name, const std::source_location& loc) {
+namespace {
+/// The running block's runner; aborts when `name` (a device function) is called from host code.
+BlockRunner* runnerInKernel(const char* name) {
     BlockRunner* r = t_runner;
     if (r == nullptr || t_lane == nullptr) {
         report(std::string(name) + " called outside a kernel");
         std::abort();
     }
+    return r;
+}
+} // namespace
+
+unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long value, int arg,
+                                  int width, const char* name, const std::source_location& loc) {
+    BlockRunner* r = runnerInKernel(name);
     if (t_profileStrict >= 2)
         profileDependence(Dependence::Collective);
     Lane& l = r->current(name);
@@ -315,11 +324,7 @@ unsigned long long warpCollective(Coll op, unsigned mask, unsigned long long val
 
 int blockBarrier(BarrierKind kind, int predicate, const char* name,
                  const std::source_location& loc) {
-    BlockRunner* r = t_runner;
-    if (r == nullptr || t_lane == nullptr) {
-        report(std::string(name) + " called outside a kernel");
-        std::abort();
-    }
+    BlockRunner* r = runnerInKernel(name);
     if (t_profileStrict >= 1)
         profileDependence(Dependence::Barrier);
     Lane& l = r->current(name);
@@ -337,11 +342,7 @@ int blockBarrier(BarrierKind kind, int predicate, const char* name,
 namespace {
 WarpGroup rendezvous(unsigned long long key, unsigned long long order, long long value,
                      const char* name, const std::source_location& loc) {
-    BlockRunner* r = t_runner;
-    if (r == nullptr || t_lane == nullptr) {
-        report(std::string(name) + " called outside a kernel");
-        std::abort();
-    }
+    BlockRunner* r = runnerInKernel(name);
     Lane& l = r->current(name);
     l.wait = Wait::Rendezvous;
     l.key = key;

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstring>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <string>
 
@@ -50,6 +51,22 @@ TEST(EmuNames, RuntimeErrorNamesAndStrings) {
     // Errors without a string of their own are described by their name.
     EXPECT_STREQ(cudaGetErrorString(cudaErrorTimeout), "cudaErrorTimeout");
     EXPECT_STREQ(cudaGetErrorString(static_cast<cudaError_t>(10)), "unrecognized error code");
+}
+
+TEST(EmuNames, DriverResultNames) {
+    const char* s = nullptr;
+    ASSERT_EQ(cuGetErrorName(CUDA_ERROR_NOT_FOUND, &s), CUDA_SUCCESS);
+    EXPECT_STREQ(s, "CUDA_ERROR_NOT_FOUND");
+    ASSERT_EQ(cuGetErrorName(CUDA_SUCCESS, &s), CUDA_SUCCESS);
+    EXPECT_STREQ(s, "CUDA_SUCCESS");
+    EXPECT_EQ(cuGetErrorName(static_cast<CUresult>(7), &s), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(s, nullptr);
+    ASSERT_EQ(cuGetErrorString(CUDA_ERROR_NO_DEVICE, &s), CUDA_SUCCESS);
+    EXPECT_STREQ(s, "no CUDA-capable device is detected");
+    // Results without a string of their own are described by their name.
+    ASSERT_EQ(cuGetErrorString(CUDA_ERROR_INVALID_DEVICE, &s), CUDA_SUCCESS);
+    EXPECT_STREQ(s, "CUDA_ERROR_INVALID_DEVICE");
+    EXPECT_EQ(static_cast<int>(CUDA_ERROR_UNKNOWN), 999);
 }
 
 TEST_F(Emu, EveryDeviceAttributeIsAnsweredOrNotSupported) {
