@@ -285,12 +285,10 @@ cudaError_t cudaMemGetInfo(std::size_t* freeBytes, std::size_t* total) {
 
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(std::size_t* maxWidth,
                                                  const cudaChannelFormatDesc* fmt, int dev) {
-    if (maxWidth == nullptr || fmt == nullptr)
+    if (fmt == nullptr)
         return fail(cudaErrorInvalidValue);
-    if (cudaError_t e = ensureDevice(); e != cudaSuccess)
-        return fail(e);
-    if (dev != 0)
-        return fail(cudaErrorInvalidDevice);
+    if (cudaError_t e = checkDeviceQuery(maxWidth, dev); e != cudaSuccess)
+        return e;
     *maxWidth = std::size_t{1} << 27; // the texture code's limit (texture.cpp)
     return cudaSuccess;
 }
