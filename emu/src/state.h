@@ -44,8 +44,13 @@ struct Device {
 
 /// The device, initialised from MEMPLACE_SPEC (default h100) on first use.
 Device& device();
+/// The device without initialising it: for callers that hold its mutex (device() locks it).
+Device& deviceStorage();
 /// Initialises the device if needed; cudaSuccess or the initialisation error.
 cudaError_t ensureDevice();
+/// The checks before a query of device `dev` into `out`: cudaErrorInvalidValue (out is null),
+/// the initialisation error, cudaErrorInvalidDevice (dev is not 0), recorded; or cudaSuccess.
+cudaError_t checkDeviceQuery(const void* out, int dev);
 
 /// Records `e` as the calling thread's last error (unless cudaSuccess) and returns it.
 cudaError_t fail(cudaError_t e);

@@ -271,6 +271,73 @@ cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChan
     return cudaChannelFormatDesc{x, y, z, w, f};
 }
 
+namespace memplace::emu::detail {
+namespace {
+
+/// The features of a texture request the emulator does not support (reported), or cudaSuccess.
+cudaError_t checkTextureSupported(const cudaResourceDesc& resDesc, const cudaTextureDesc& texDesc,
+                                  const cudaResourceViewDesc* resViewDesc) {
+    if (resViewDesc != nullptr) {
+        report("cudaCreateTextureObject: resource views are not supported");
+        return fail(cudaErrorNotSupported);
+    }
+    if (resDesc.resType == cudaResourceTypeArray ||
+        resDesc.resType == cudaResourceTypeMipmappedArray) {
+        report("cudaCreateTextureObject: CUDA arrays are not supported (use linear or pitch2D "
+               "resources)");
+        return fail(cudaErrorNotSupported);
+    }
+    if (resDesc.resType != cudaResourceTypeLinear && resDesc.resType != cudaResourceTypePitch2D) {
+        return fail(cudaErrorInvalidValue);
+    }
+    if (texDesc.sRGB != 0 || texDesc.maxAnisotropy > 1) {
+        report("cudaCreateTextureObject: sRGB and anisotropic filtering are not supported");
+        return fail(cudaErrorNotSupported);
+    }
+    return cudaSuccess;
+}
+
+/// Points `t` at the resource's memory, checked against the allocations and the device's
+/// texture limits. The caller holds device().mutex.
+cudaError_t bindResource(Texture& t, const cudaResourceDesc& resDesc, const cudaDeviceProp& prop) {
+    const bool linear = resDesc.resType == cudaResourceTypeLinear;
+    if (linear) {
+        void* p = resDesc.res.linear.devPtr;
+        std::size_t bytes = resDesc.res.linear.sizeInBytes;
+        if (p == nullptr || reinterpret_cast<std::uintptr_t>(p) % prop.textureAlignment != 0) {
+            return fail(cudaErrorInvalidValue); // devPtr must be aligned to textureAlignment
+        }
+        if (findAllocationLocked(p, bytes) == nullptr)
+            return fail(cudaErrorInvalidValue);
+        t.elements = bytes / t.elementBytes;
+        if (t.elements > (1ULL << 27))
+            return fail(cudaErrorInvalidValue);
+        t.data = static_cast<const unsigned char*>(p);
+    } else {
+        const auto& r = resDesc.res.pitch2D;
+        if (r.devPtr == nullptr || r.width == 0 || r.height == 0 ||
+            r.pitchInBytes % prop.texturePitchAlignment != 0 ||
+            r.pitchInBytes < r.width * t.elementBytes ||
+            reinterpret_cast<std::uintptr_t>(r.devPtr) % prop.texturePitchAlignment != 0 ||
+            r.width > static_cast<std::size_t>(prop.maxTexture2DLinear[0]) ||
+            r.height > static_cast<std::size_t>(prop.maxTexture2DLinear[1])) {
+            return fail(cudaErrorInvalidValue);
+        }
+        if (findAllocationLocked(r.devPtr, r.pitchInBytes * (r.height - 1) +
+                                               r.width * t.elementBytes) == nullptr) {
+            return fail(cudaErrorInvalidValue);
+        }
+        t.width = r.width;
+        t.height = r.height;
+        t.pitch = r.pitchInBytes;
+        t.data = static_cast<const unsigned char*>(r.devPtr);
+    }
+    return cudaSuccess;
+}
+
+} // namespace
+} // namespace memplace::emu::detail
+
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaResourceDesc* resDesc,
                                     const cudaTextureDesc* texDesc,
                                     const cudaResourceViewDesc* resViewDesc) {
@@ -278,23 +345,8 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaRe
         return fail(cudaErrorInvalidValue);
     if (cudaError_t e = ensureDevice(); e != cudaSuccess)
         return fail(e);
-    if (resViewDesc != nullptr) {
-        report("cudaCreateTextureObject: resource views are not supported");
-        return fail(cudaErrorNotSupported);
-    }
-    if (resDesc->resType == cudaResourceTypeArray ||
-        resDesc->resType == cudaResourceTypeMipmappedArray) {
-        report("cudaCreateTextureObject: CUDA arrays are not supported (use linear or pitch2D "
-               "resources)");
-        return fail(cudaErrorNotSupported);
-    }
-    if (resDesc->resType != cudaResourceTypeLinear && resDesc->resType != cudaResourceTypePitch2D) {
-        return fail(cudaErrorInvalidValue);
-    }
-    if (texDesc->sRGB != 0 || texDesc->maxAnisotropy > 1) {
-        report("cudaCreateTextureObject: sRGB and anisotropic filtering are not supported");
-        return fail(cudaErrorNotSupported);
-    }
+    if (cudaError_t e = checkTextureSupported(*resDesc, *texDesc, resViewDesc); e != cudaSuccess)
+        return e;
     Texture t;
     t.res = *resDesc;
     t.tex = *texDesc;
@@ -316,37 +368,8 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* texObject, const cudaRe
     cudaGetDeviceProperties(&prop, 0);
     Device& d = device();
     std::lock_guard lock(d.mutex);
-    if (linear) {
-        void* p = resDesc->res.linear.devPtr;
-        std::size_t bytes = resDesc->res.linear.sizeInBytes;
-        if (p == nullptr || reinterpret_cast<std::uintptr_t>(p) % prop.textureAlignment != 0) {
-            return fail(cudaErrorInvalidValue); // devPtr must be aligned to textureAlignment
-        }
-        if (findAllocationLocked(p, bytes) == nullptr)
-            return fail(cudaErrorInvalidValue);
-        t.elements = bytes / t.elementBytes;
-        if (t.elements > (1ULL << 27))
-            return fail(cudaErrorInvalidValue);
-        t.data = static_cast<const unsigned char*>(p);
-    } else {
-        const auto& r = resDesc->res.pitch2D;
-        if (r.devPtr == nullptr || r.width == 0 || r.height == 0 ||
-            r.pitchInBytes % prop.texturePitchAlignment != 0 ||
-            r.pitchInBytes < r.width * t.elementBytes ||
-            reinterpret_cast<std::uintptr_t>(r.devPtr) % prop.texturePitchAlignment != 0 ||
-            r.width > static_cast<std::size_t>(prop.maxTexture2DLinear[0]) ||
-            r.height > static_cast<std::size_t>(prop.maxTexture2DLinear[1])) {
-            return fail(cudaErrorInvalidValue);
-        }
-        if (findAllocationLocked(r.devPtr, r.pitchInBytes * (r.height - 1) +
-                                               r.width * t.elementBytes) == nullptr) {
-            return fail(cudaErrorInvalidValue);
-        }
-        t.width = r.width;
-        t.height = r.height;
-        t.pitch = r.pitchInBytes;
-        t.data = static_cast<const unsigned char*>(r.devPtr);
-    }
+    if (cudaError_t e = bindResource(t, *resDesc, prop); e != cudaSuccess)
+        return e;
     std::lock_guard tl(g_textureMutex);
     Texture& stored = g_textures.emplace_back();
     stored.res = t.res;

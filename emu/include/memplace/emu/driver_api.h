@@ -15,19 +15,24 @@ typedef CUdevice_v1 CUdevice;
 typedef struct CUctx_st* CUcontext;
 typedef struct CUstream_st* CUstream;
 
-enum cudaError_enum {
-    CUDA_SUCCESS = 0,
-    CUDA_ERROR_INVALID_VALUE = 1,
-    CUDA_ERROR_OUT_OF_MEMORY = 2,
-    CUDA_ERROR_NOT_INITIALIZED = 3,
-    CUDA_ERROR_DEINITIALIZED = 4,
-    CUDA_ERROR_NO_DEVICE = 100,
-    CUDA_ERROR_INVALID_DEVICE = 101,
-    CUDA_ERROR_INVALID_CONTEXT = 201,
-    CUDA_ERROR_NOT_FOUND = 500,
-    CUDA_ERROR_NOT_SUPPORTED = 801,
-    CUDA_ERROR_UNKNOWN = 999
-};
+// The CUresult values the emulator returns, (name, value): the enum and cuGetErrorName's
+// names are generated from this one list.
+#define MEMPLACE_EMU_CU_RESULTS(X)                                                                 \
+    X(CUDA_SUCCESS, 0)                                                                             \
+    X(CUDA_ERROR_INVALID_VALUE, 1)                                                                 \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                                                                 \
+    X(CUDA_ERROR_NOT_INITIALIZED, 3)                                                               \
+    X(CUDA_ERROR_DEINITIALIZED, 4)                                                                 \
+    X(CUDA_ERROR_NO_DEVICE, 100)                                                                   \
+    X(CUDA_ERROR_INVALID_DEVICE, 101)                                                              \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201)                                                             \
+    X(CUDA_ERROR_NOT_FOUND, 500)                                                                   \
+    X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
+    X(CUDA_ERROR_UNKNOWN, 999)
+
+#define MEMPLACE_EMU_ENUMERATOR(name, value) name = value,
+enum cudaError_enum { MEMPLACE_EMU_CU_RESULTS(MEMPLACE_EMU_ENUMERATOR) };
+#undef MEMPLACE_EMU_ENUMERATOR
 typedef enum cudaError_enum CUresult;
 
 CUresult cuInit(unsigned int flags);
