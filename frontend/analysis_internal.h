@@ -1,6 +1,7 @@
 // The frontend's internals: the symbolic values indices are computed in, the raw per-kernel
-// facts the kernel walker collects (matching), and the entry points of the two analyses. The
-// driver (analysis.cpp) turns the raw facts into KernelInfo (reporting).
+// facts the kernel walker collects (matching), and the entry points of the two analyses and of
+// reporting (kernel_report.cpp), which the driver (analysis.cpp) calls to turn the raw facts
+// into KernelInfo.
 #pragma once
 
 #include "frontend/ast_util.h"
@@ -156,5 +157,10 @@ struct HostFacts {
 
 /// Finds the launches and device allocations in the main file's host code.
 HostFacts analyzeHost(clang::ASTContext& ctx, const Locator& locator);
+
+/// Turns the raw facts of one kernel into its KernelInfo and KernelSource (kernel_report.cpp);
+/// `siteIds` numbers every site of the file.
+void reportKernel(RawKernel& raw, const std::map<LocKey, int>& siteIds, const HostFacts& host,
+                  const Locator& loc, kernelinfo::KernelInfo& k, KernelSource& ks);
 
 } // namespace memplace::frontend::detail

@@ -168,6 +168,10 @@ std::string typeName(QualType t, const ASTContext& ctx) {
     return t.getAsString(pp);
 }
 
+bool isIntegral(QualType t) {
+    return !t.isNull() && (t->isIntegralOrEnumerationType() || t->isBooleanType());
+}
+
 const Expr* stripImplicit(const Expr* e) {
     while (e != nullptr) {
         e = e->IgnoreParens();

@@ -79,6 +79,9 @@ InstantiationName instantiationName(const clang::FunctionDecl* fn, const clang::
 /// Type names as the user writes them ("float", "Particle", "const float *").
 std::string typeName(clang::QualType t, const clang::ASTContext& ctx);
 
+/// An integer, enumeration or bool type.
+bool isIntegral(clang::QualType t);
+
 /// `e` without parentheses and without implicit casts that keep its value
 /// (lvalue-to-rvalue, no-op, array decay, integral casts, ...).
 const clang::Expr* stripImplicit(const clang::Expr* e);

@@ -334,10 +334,6 @@ private:
         return std::nullopt;
     }
 
-    static bool isIntegral(QualType t) {
-        return !t.isNull() && (t->isIntegralOrEnumerationType() || t->isBooleanType());
-    }
-
     ASTContext& ctx_;
     const Locator& loc_;
     const FunctionDecl* current_ = nullptr;

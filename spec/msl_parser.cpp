@@ -201,45 +201,73 @@ private:
         }
         if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
             (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))) != 0)) {
-            if (c == '0' && (peek(1) == 'x' || peek(1) == 'X')) {
-                advance();
-                advance();
-                while (std::isxdigit(static_cast<unsigned char>(peek())) != 0) {
-                    advance();
-                }
-            } else {
-                while (std::isdigit(static_cast<unsigned char>(peek())) != 0 || peek() == '.') {
-                    advance();
-                }
-                if ((peek() == 'e' || peek() == 'E') &&
-                    (std::isdigit(static_cast<unsigned char>(peek(1))) != 0 ||
-                     ((peek(1) == '-' || peek(1) == '+') &&
-                      std::isdigit(static_cast<unsigned char>(peek(2))) != 0))) {
-                    advance();
-                    advance();
-                    while (std::isdigit(static_cast<unsigned char>(peek())) != 0) {
-                        advance();
-                    }
-                }
-            }
+            skipNumber(c);
             t.kind = Tok::Number;
             t.text = std::string(text_.substr(start, pos_ - start));
             return t;
         }
         if (c == '"') {
+            return lexString(std::move(t), start);
+        }
+        t.kind = lexOperator(c);
+        t.text = std::string(text_.substr(start, pos_ - start));
+        if (t.kind == Tok::Invalid) {
+            bool printable = std::isprint(static_cast<unsigned char>(c)) != 0;
+            reporter_.error(t.location, printable ? fmt::format("unexpected character '{}'", t.text)
+                                                  : fmt::format("unexpected byte 0x{:02x}",
+                                                                static_cast<unsigned char>(c)));
+        }
+        return t;
+    }
+
+    /// Moves past a number starting with `c`: hexadecimal (0x...), or decimal with an exponent.
+    void skipNumber(char c) {
+        if (c == '0' && (peek(1) == 'x' || peek(1) == 'X')) {
             advance();
-            while (pos_ < text_.size() && peek() != '"' && peek() != '\n') {
+            advance();
+            while (std::isxdigit(static_cast<unsigned char>(peek())) != 0) {
                 advance();
             }
-            if (peek() != '"') {
-                reporter_.error(t.location, "unterminated string");
-                t.kind = Tok::Invalid;
-                return t;
-            }
-            t.text = std::string(text_.substr(start + 1, pos_ - start - 1));
+            return;
+        }
+        while (std::isdigit(static_cast<unsigned char>(peek())) != 0 || peek() == '.') {
             advance();
-            t.kind = Tok::String;
+        }
+        if ((peek() == 'e' || peek() == 'E') &&
+            (std::isdigit(static_cast<unsigned char>(peek(1))) != 0 ||
+             ((peek(1) == '-' || peek(1) == '+') &&
+              std::isdigit(static_cast<unsigned char>(peek(2))) != 0))) {
+            advance();
+            advance();
+            while (std::isdigit(static_cast<unsigned char>(peek())) != 0) {
+                advance();
+            }
+        }
+    }
+
+    /// A string starting at `start` (its text without the quotes), Invalid when unterminated.
+    Token lexString(Token t, size_t start) {
+        advance();
+        while (pos_ < text_.size() && peek() != '"' && peek() != '\n') {
+            advance();
+        }
+        if (peek() != '"') {
+            reporter_.error(t.location, "unterminated string");
+            t.kind = Tok::Invalid;
             return t;
+        }
+        t.text = std::string(text_.substr(start + 1, pos_ - start - 1));
+        advance();
+        t.kind = Tok::String;
+        return t;
+    }
+
+    /// Moves past the punctuation or operator starting with `c` (two characters for `==`,
+    /// `!=`, `<=`, `>=`, `&&`, `||`) and returns its kind; Invalid for any other character.
+    Tok lexOperator(char c) {
+        if (auto single = singleCharToken(c)) {
+            advance();
+            return *single;
         }
         auto two = [&](char second, Tok yes, Tok no) {
             advance();
@@ -250,85 +278,53 @@ private:
             return no;
         };
         switch (c) {
-        case '{':
-            advance();
-            t.kind = Tok::LBrace;
-            break;
-        case '}':
-            advance();
-            t.kind = Tok::RBrace;
-            break;
-        case '(':
-            advance();
-            t.kind = Tok::LParen;
-            break;
-        case ')':
-            advance();
-            t.kind = Tok::RParen;
-            break;
-        case ';':
-            advance();
-            t.kind = Tok::Semi;
-            break;
-        case ',':
-            advance();
-            t.kind = Tok::Comma;
-            break;
-        case '?':
-            advance();
-            t.kind = Tok::Question;
-            break;
-        case '+':
-            advance();
-            t.kind = Tok::Plus;
-            break;
-        case '-':
-            advance();
-            t.kind = Tok::Minus;
-            break;
-        case '*':
-            advance();
-            t.kind = Tok::Star;
-            break;
-        case '/':
-            advance();
-            t.kind = Tok::Slash;
-            break;
-        case '%':
-            advance();
-            t.kind = Tok::Percent;
-            break;
         case '=':
-            t.kind = two('=', Tok::EqEq, Tok::Assign);
-            break;
+            return two('=', Tok::EqEq, Tok::Assign);
         case '!':
-            t.kind = two('=', Tok::NotEq, Tok::Bang);
-            break;
+            return two('=', Tok::NotEq, Tok::Bang);
         case '<':
-            t.kind = two('=', Tok::LessEq, Tok::Less);
-            break;
+            return two('=', Tok::LessEq, Tok::Less);
         case '>':
-            t.kind = two('=', Tok::GreaterEq, Tok::Greater);
-            break;
+            return two('=', Tok::GreaterEq, Tok::Greater);
         case '&':
-            t.kind = two('&', Tok::AndAnd, Tok::Invalid);
-            break;
+            return two('&', Tok::AndAnd, Tok::Invalid);
         case '|':
-            t.kind = two('|', Tok::OrOr, Tok::Invalid);
-            break;
+            return two('|', Tok::OrOr, Tok::Invalid);
         default:
             advance();
-            t.kind = Tok::Invalid;
-            break;
+            return Tok::Invalid;
         }
-        t.text = std::string(text_.substr(start, pos_ - start));
-        if (t.kind == Tok::Invalid) {
-            bool printable = std::isprint(static_cast<unsigned char>(c)) != 0;
-            reporter_.error(t.location, printable ? fmt::format("unexpected character '{}'", t.text)
-                                                  : fmt::format("unexpected byte 0x{:02x}",
-                                                                static_cast<unsigned char>(c)));
+    }
+
+    static std::optional<Tok> singleCharToken(char c) {
+        switch (c) {
+        case '{':
+            return Tok::LBrace;
+        case '}':
+            return Tok::RBrace;
+        case '(':
+            return Tok::LParen;
+        case ')':
+            return Tok::RParen;
+        case ';':
+            return Tok::Semi;
+        case ',':
+            return Tok::Comma;
+        case '?':
+            return Tok::Question;
+        case '+':
+            return Tok::Plus;
+        case '-':
+            return Tok::Minus;
+        case '*':
+            return Tok::Star;
+        case '/':
+            return Tok::Slash;
+        case '%':
+            return Tok::Percent;
+        default:
+            return std::nullopt;
         }
-        return t;
     }
 
     std::string_view text_;

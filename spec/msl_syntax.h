@@ -1,5 +1,5 @@
 // MSL's syntax tree: entries of fields whose values are not yet interpreted. The parser builds
-// it and reports syntax errors; the checker (msl_check.cpp) gives the values their meaning.
+// it and reports syntax errors; the checker (msl_check*.cpp) gives the values their meaning.
 // Internal to the spec library.
 #pragma once
 
