@@ -1,9 +1,9 @@
 // Emitting descriptors (emitter.h): what the runtime needs to know about each rewritten kernel
 // (docs/rewrite-contract.md section 6): its arrays, the placements compiled in, the globals it
 // may alias, its just-in-time source, and the launch function over accessor types.
+#include "frontend/source_prep.h"
 #include "rewrite/descriptor.h"
 #include "rewrite/emitter.h"
-#include "frontend/source_prep.h"
 #include "rewrite/jit_source.h"
 
 #include <clang/AST/DeclTemplate.h>

@@ -16,12 +16,8 @@ using clang::SourceLocation; // memplace::SourceLocation is written in full
 
 void Emitter::emitSite(const SiteRec& s, bool written, EditList& edits) {
     const frontend::SiteSource& ss = *s.src;
-    auto access = src_.range(ss.access);
-    auto base = src_.range(ss.base);
-    std::optional<std::pair<unsigned, unsigned>> index;
-    if (!ss.indices.empty()) {
-        index = src_.range(ss.indices[0]);
-    }
+    const SiteRanges r = siteRanges(src_, s);
+    const auto& [access, base, index] = r;
     const std::string at = fmt::format("memplace::at<{}>(", s.id);
     std::string baseText = base ? src_.slice(*base) : std::string();
     const auto* baseParam =
@@ -35,7 +31,6 @@ void Emitter::emitSite(const SiteRec& s, bool written, EditList& edits) {
     }
     const bool member = !s.info->member.empty();
     const bool memberWrite = member && ki::writes(s.info->access);
-    const long len = access ? static_cast<long>(access->second - access->first) : 0;
     // The element expression `a[at<S>(i)]` is built by edits around the index so that sites
     // nested in the index get their own edits.
     switch (s.shape.shape) {
@@ -100,8 +95,16 @@ void Emitter::emitSite(const SiteRec& s, bool written, EditList& edits) {
         return;
     }
     }
-    // Written arrays return proxies: members, and reads whose type is deduced, need the value
-    // (or, for member writes, the element's address).
+    emitProxyValue(s, written, r, edits);
+}
+
+/// Written arrays return proxies: members, and reads whose type is deduced, need the value (or,
+/// for member writes, the element's address).
+void Emitter::emitProxyValue(const SiteRec& s, bool written, const SiteRanges& r, EditList& edits) {
+    const auto& access = r.access;
+    const bool member = !s.info->member.empty();
+    const bool memberWrite = member && ki::writes(s.info->access);
+    const long len = access ? static_cast<long>(access->second - access->first) : 0;
     if (member && written && s.shape.member != nullptr) {
         unsigned dot = *src_.offset(s.shape.member->getOperatorLoc());
         if (memberWrite) {

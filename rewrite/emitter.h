@@ -43,6 +43,7 @@ private:
     void emitHelper(const clang::FunctionDecl* fn, const std::vector<unsigned>& params,
                     EditList& edits);
     void emitSite(const SiteRec& s, bool written, EditList& edits);
+    void emitProxyValue(const SiteRec& s, bool written, const SiteRanges& r, EditList& edits);
     // launches (emit_launch.cpp)
     void emitLaunches(EditList& edits);
     void emitExternShared(EditList& edits);

@@ -212,6 +212,14 @@ RewritePlan planRewrite(const RewriteOptions& options, const frontend::Analysis&
 /// Whether `k` is the kernel --kernel names (name, qualified name or instantiation).
 bool kernelMatches(const ki::KernelInfo& k, const std::string& want);
 
+/// A site's ranges in Source's buffer (nullopt: not one contiguous range of a program file).
+struct SiteRanges {
+    std::optional<std::pair<unsigned, unsigned>> access; ///< the whole access
+    std::optional<std::pair<unsigned, unsigned>> base;   ///< its pointer
+    std::optional<std::pair<unsigned, unsigned>> index;  ///< its (first) index, if any
+};
+SiteRanges siteRanges(const Source& src, const SiteRec& s);
+
 /// The edits that make a pointer alias a view of its accessor, or nullopt when its text is not
 /// what they assume.
 std::optional<TextEdits> aliasEdits(const Source& src, const detail::PointerAliasInit& a);

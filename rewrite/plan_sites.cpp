@@ -200,28 +200,12 @@ void Planner::collectSites() {
 
 namespace {
 
-/// Checks that the text around a site is what emitSite's edits assume; the reason when not.
-std::string checkSiteText(const Source& src, const SiteRec& s) {
+/// Whether the text around a site's ranges is the form of its shape (`id`: its pointer's name,
+/// `arrow`: the offset of `->` for the arrow shapes).
+bool shapeTextMatches(const Source& src, const SiteRec& s, const SiteRanges& r,
+                      const std::string& id, unsigned arrow) {
     const frontend::SiteSource& ss = *s.src;
-    auto access = src.range(ss.access);
-    auto base = src.range(ss.base);
-    std::optional<std::pair<unsigned, unsigned>> index;
-    if (!ss.indices.empty()) {
-        index = src.range(ss.indices[0]);
-    }
-    if (!access || !base) {
-        return "the access is not one contiguous range of the main file";
-    }
-    const bool needIndex = s.shape.index != nullptr;
-    const size_t indexRanges = s.shape.shape == Shape::DerefAdd ? s.shape.terms.size() : 1;
-    if (needIndex && (!index || ss.indices.size() != indexRanges)) {
-        return "its index is not one contiguous range of the main file";
-    }
-    const std::string b = src.slice(*base);
-    if (!std::regex_match(b, std::regex("[A-Za-z_][A-Za-z_0-9]*"))) {
-        return "its pointer is not written as a plain name";
-    }
-    const std::string id = b; // an identifier: no regex metacharacters
+    const auto& [access, base, index] = r;
     auto between = [&](unsigned x, unsigned y) {
         return x <= y ? src.slice(x, y) : std::string("\x01");
     };
@@ -276,20 +260,45 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
         break;
     case Shape::Arrow:
     case Shape::ArrowAdd: {
-        auto arrow =
-            s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc()) : std::nullopt;
-        if (!arrow || src.slice(*arrow, *arrow + 2) != "->") {
-            return "its `->` is spelled in a macro";
-        }
         ok = s.shape.shape == Shape::Arrow
-                 ? matches(between(access->first, *arrow), ("[(\\s]*" + id + "[)\\s]*").c_str())
+                 ? matches(between(access->first, arrow), ("[(\\s]*" + id + "[)\\s]*").c_str())
                  : matches(between(access->first, index->first),
                            ("\\(\\s*" + id + "\\s*\\+\\s*").c_str()) &&
-                       matches(between(index->second, *arrow), "\\s*\\)\\s*");
+                       matches(between(index->second, arrow), "\\s*\\)\\s*");
         break;
     }
     }
-    if (!ok) {
+    return ok;
+}
+
+/// Checks that the text around a site is what emitSite's edits assume; the reason when not.
+std::string checkSiteText(const Source& src, const SiteRec& s) {
+    const frontend::SiteSource& ss = *s.src;
+    const SiteRanges r = siteRanges(src, s);
+    const auto& [access, base, index] = r;
+    if (!access || !base) {
+        return "the access is not one contiguous range of the main file";
+    }
+    const bool needIndex = s.shape.index != nullptr;
+    const size_t indexRanges = s.shape.shape == Shape::DerefAdd ? s.shape.terms.size() : 1;
+    if (needIndex && (!index || ss.indices.size() != indexRanges)) {
+        return "its index is not one contiguous range of the main file";
+    }
+    const std::string b = src.slice(*base);
+    if (!std::regex_match(b, std::regex("[A-Za-z_][A-Za-z_0-9]*"))) {
+        return "its pointer is not written as a plain name";
+    }
+    const std::string id = b; // an identifier: no regex metacharacters
+    unsigned arrow = 0;
+    if (s.shape.shape == Shape::Arrow || s.shape.shape == Shape::ArrowAdd) {
+        auto at =
+            s.shape.member != nullptr ? src.offset(s.shape.member->getOperatorLoc()) : std::nullopt;
+        if (!at || src.slice(*at, *at + 2) != "->") {
+            return "its `->` is spelled in a macro";
+        }
+        arrow = *at;
+    }
+    if (!shapeTextMatches(src, s, r, id, arrow)) {
         return fmt::format("its text is not the {} form the rewriter expects",
                            detail::shapeName(s.shape.shape));
     }
@@ -305,6 +314,17 @@ std::string checkSiteText(const Source& src, const SiteRec& s) {
 }
 
 } // namespace
+
+SiteRanges siteRanges(const Source& src, const SiteRec& s) {
+    const frontend::SiteSource& ss = *s.src;
+    SiteRanges r;
+    r.access = src.range(ss.access);
+    r.base = src.range(ss.base);
+    if (!ss.indices.empty()) {
+        r.index = src.range(ss.indices[0]);
+    }
+    return r;
+}
 
 /// Sites whose text is not what emitSite's edits assume keep their arrays raw.
 void Planner::checkSites() {
