@@ -231,7 +231,7 @@ void Emitter::emitViews(const KernelPlan& g, EditList& edits) {
     }
 }
 
-void Emitter::emitGroup(const KernelPlan& g, EditList& edits) {
+void Emitter::emitKernel(const KernelPlan& g, EditList& edits) {
     const FunctionDecl* p = g.pattern;
     auto accs = g.accessorArrays();
     emitSignature(g, edits);

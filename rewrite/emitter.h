@@ -36,7 +36,7 @@ public:
 
 private:
     // kernels (emit_kernel.cpp)
-    void emitGroup(const KernelPlan& g, EditList& edits);
+    void emitKernel(const KernelPlan& g, EditList& edits);
     void emitSignature(const KernelPlan& g, EditList& edits);
     void emitBody(const KernelPlan& g, EditList& edits);
     void emitViews(const KernelPlan& g, EditList& edits);

@@ -149,8 +149,8 @@ struct Use {
 /// What one launch becomes.
 struct LaunchPlan {
     const detail::LaunchFact* fact = nullptr;
-    KernelPlan* group = nullptr; ///< the rewritten kernel's plan, when it goes to the runtime
-    std::string text;            ///< the replacement
+    KernelPlan* kernel = nullptr; ///< the rewritten kernel (its descriptor), for the runtime
+    std::string text;             ///< the replacement
     unsigned begin = 0, end = 0;
     enum class Kind { Runtime, Macro, Untouched } kind = Kind::Untouched;
     std::string why; ///< Untouched: why

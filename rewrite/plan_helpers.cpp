@@ -267,7 +267,7 @@ void Planner::propagateWritten() {
 
 void Planner::run() {
     plan_.facts = detail::collectFacts(ctx_, [&](FileID f) { return a_.isProgramFile(f); });
-    buildGroups();
+    buildKernelPlans();
     collectSites();
     checkSites();
     for (KernelPlan& g : plan_.kernels) {

@@ -50,7 +50,7 @@ bool kernelMatches(const ki::KernelInfo& k, const std::string& want) {
            unqualified(k.instantiation) == want;
 }
 
-void Planner::buildGroups() {
+void Planner::buildKernelPlans() {
     const auto& kernels = a_.info().kernels;
     for (size_t i = 0; i < kernels.size(); ++i) {
         const frontend::KernelSource& ks = a_.kernels()[i];
@@ -228,28 +228,28 @@ std::optional<ArrayPlan> Planner::planArray(KernelPlan& g, unsigned i,
         ap.mpName += "_";
     }
     taken.insert(ap.mpName);
-    auto refuse = [&](std::string why, SourceLocation at) { ap.refuse(std::move(why), at); };
     const bool readOnlyAsWritten = mergeInstantiations(g, ap);
     if (ap.mode == ki::AccessMode::None) {
-        refuse("the kernel does not access it", pv->getLocation());
+        ap.refuse("the kernel does not access it", pv->getLocation());
     }
     if (pv->hasDefaultArg()) {
-        refuse("it has a default argument", pv->getLocation());
+        ap.refuse("it has a default argument", pv->getLocation());
     }
     // Every access through a volatile pointer must stay one volatile access of the memory
     // the program wrote it for: no accessor (staging, caches, tracing) may stand between.
     if (const QualType pointee = pv->getType()->getPointeeType();
         !pointee.isNull() && pointee.isVolatileQualified()) {
-        refuse("it points to volatile memory, whose accesses must stay as written",
-               pv->getLocation());
+        ap.refuse("it points to volatile memory, whose accesses must stay as written",
+                  pv->getLocation());
     }
     if (i >= ks0.params.size() || !src_.range(ks0.params[i])) {
-        refuse("its declaration is spelled in a macro", pv->getLocation());
+        ap.refuse("its declaration is spelled in a macro", pv->getLocation());
     }
     PlaceSet beyond = ap.mask;
     beyond.erase(Place::Global);
     if (beyond.empty() && ap.reason.empty()) {
-        refuse("the analysis keeps it in global memory (see the warning above)", pv->getLocation());
+        ap.refuse("the analysis keeps it in global memory (see the warning above)",
+                  pv->getLocation());
     }
     // Element type as the parameter declares it (pattern spelling: `const T`).
     QualType pe = pv->getType()->getPointeeType();
@@ -269,7 +269,6 @@ bool Planner::mergeInstantiations(const KernelPlan& g, ArrayPlan& ap) {
     const auto& kernels = a_.info().kernels;
     const unsigned i = ap.param;
     const ParmVarDecl* pv = ap.decl;
-    auto refuse = [&](std::string why, SourceLocation at) { ap.refuse(std::move(why), at); };
     bool firstInst = true;
     bool readOnlyAsWritten = true;
     std::optional<std::pair<int, int>> twoD;
@@ -283,7 +282,7 @@ bool Planner::mergeInstantiations(const KernelPlan& g, ArrayPlan& ap) {
             }
         }
         if (a == nullptr) {
-            refuse("not an array in every instantiation", pv->getLocation());
+            ap.refuse("not an array in every instantiation", pv->getLocation());
             continue;
         }
         ap.mode = ki::combine(ap.mode, a->mode);
@@ -302,16 +301,16 @@ bool Planner::mergeInstantiations(const KernelPlan& g, ArrayPlan& ap) {
         }
         firstInst = false;
         if (a->elementSize == 0) {
-            refuse(fmt::format("element type '{}' has no known size", a->elementType),
-                   pv->getLocation());
+            ap.refuse(fmt::format("element type '{}' has no known size", a->elementType),
+                      pv->getLocation());
         }
         const ParmVarDecl* ipv = a_.kernels()[k].decl->getParamDecl(i);
         QualType elem = ipv->getType()->getPointeeType();
         if (elem.isNull() || elem->isPointerType() || elem->isArrayType() ||
             elem->isFunctionType() || elem->isVoidType() || elem->isReferenceType()) {
-            refuse(fmt::format("element type '{}' is not a value type an accessor can hold",
-                               typeText(elem, ctx_)),
-                   pv->getLocation());
+            ap.refuse(fmt::format("element type '{}' is not a value type an accessor can hold",
+                                  typeText(elem, ctx_)),
+                      pv->getLocation());
         }
         // 2-D: a row length that is one integer parameter of the kernel.
         std::optional<std::pair<int, int>> mine;

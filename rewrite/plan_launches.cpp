@@ -238,7 +238,7 @@ void Planner::planLaunches() {
         if (text) {
             lp.text = *text;
             lp.kind = g != nullptr ? LaunchPlan::Kind::Runtime : LaunchPlan::Kind::Macro;
-            lp.group = g;
+            lp.kernel = g;
             if (g != nullptr) {
                 ++g->launches;
             }

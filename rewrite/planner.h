@@ -18,7 +18,7 @@ public:
 
 private:
     // kernels (plan_kernels.cpp)
-    void buildGroups();
+    void buildKernelPlans();
     void refuseUnrewritable(KernelPlan& g);
     void planArrays(KernelPlan& g);
     std::optional<ArrayPlan> planArray(KernelPlan& g, unsigned i, std::set<std::string>& taken);

@@ -194,7 +194,7 @@ Expected<RewriteResult> Emitter::run() {
     EditList edits;
     for (const KernelPlan& g : plan_.kernels) {
         if (g.ok) {
-            emitGroup(g, edits);
+            emitKernel(g, edits);
         }
     }
     std::map<const FunctionDecl*, std::vector<unsigned>> helperParams;

@@ -162,11 +162,11 @@ void run(int n, const float* in, float* out) {
     for (const LaunchPlan& lp : p.plan().launches) {
         if (lp.kind == LaunchPlan::Kind::Runtime) {
             ++runtime;
-            EXPECT_EQ(lp.group, &placed); // the descriptor it goes through
+            EXPECT_EQ(lp.kernel, &placed); // the descriptor it goes through
             EXPECT_TRUE(contains(lp.text, "memplace::launch<memplace_kernel_placed>")) << lp.text;
         } else if (lp.kind == LaunchPlan::Kind::Macro) {
             ++macro;
-            EXPECT_EQ(lp.group, nullptr);
+            EXPECT_EQ(lp.kernel, nullptr);
         }
         EXPECT_LT(lp.begin, lp.end);
     }
@@ -233,7 +233,9 @@ __global__ void k(int width, int height, const float* in, float* out) {
         out[x * height + y] = in[y * width + x];
     }
 }
-void run(int w, int h, const float* in, float* out) { k<<<dim3(4, 4), dim3(8, 8)>>>(w, h, in, out); }
+void run(int w, int h, const float* in, float* out) {
+    k<<<dim3(4, 4), dim3(8, 8)>>>(w, h, in, out);
+}
 )");
     ASSERT_TRUE(p.ok());
     const ArrayPlan& in = Planned::array(p.kernel("k"), "in");
