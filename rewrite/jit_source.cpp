@@ -242,6 +242,12 @@ private:
     }
     void collectMacros(const std::string& text);
     std::string macroText(const IdentifierInfo* ii, const MacroInfo* mi) const;
+    // the phases of run()
+    void followReferences();
+    void addUsingDirectives();
+    std::vector<Unit> mergedUnits();
+    bool unitsText(const std::vector<Unit>& merged, std::string* body, std::string* why) const;
+    std::string assemble(const std::string& body);
 
     const JitSliceInput& in_;
     ASTContext& ctx_;
@@ -610,6 +616,24 @@ JitSlice Slicer::run() {
     if (units_.empty() && why_.empty()) {
         refuse("the kernel's own text cannot be cut out");
     }
+    followReferences();
+    if (!why_.empty()) {
+        out.why = why_;
+        return out;
+    }
+    addUsingDirectives();
+    const std::vector<Unit> merged = mergedUnits();
+    std::string body;
+    if (!unitsText(merged, &body, &out.why)) {
+        return out;
+    }
+    out.source = assemble(body);
+    out.constants = constants_;
+    return out;
+}
+
+/// Everything the kernel refers to, transitively (until something refuses).
+void Slicer::followReferences() {
     while (!work_.empty() && why_.empty()) {
         const Decl* d = work_.front();
         work_.pop_front();
@@ -629,11 +653,10 @@ JitSlice Slicer::run() {
             }
         }
     }
-    if (!why_.empty()) {
-        out.why = why_;
-        return out;
-    }
-    // `using namespace N;` at file scope of the main file, for every namespace the slice reopens.
+}
+
+/// `using namespace N;` at file scope of the main file, for every namespace the slice reopens.
+void Slicer::addUsingDirectives() {
     for (const Decl* d : ctx_.getTranslationUnitDecl()->decls()) {
         if (const auto* ud = dyn_cast<UsingDirectiveDecl>(d);
             ud != nullptr &&
@@ -646,7 +669,10 @@ JitSlice Slicer::run() {
             }
         }
     }
-    // Source order (include order across files); one copy of overlapping ranges.
+}
+
+/// The units in source order (include order across files); one copy of overlapping ranges.
+std::vector<Unit> Slicer::mergedUnits() {
     std::sort(units_.begin(), units_.end(), [&](const Unit& a, const Unit& b) {
         if (a.file != b.file) {
             // Where each is written in include order (a file's start is before the files it
@@ -667,8 +693,13 @@ JitSlice Slicer::run() {
         }
         merged.push_back(u);
     }
-    // The texts: rewritten for the main file, as written elsewhere.
-    std::string body;
+    return merged;
+}
+
+/// The units' texts, rewritten for the main file, as written elsewhere, inside their scopes;
+/// false and why when a text cannot be cut out.
+bool Slicer::unitsText(const std::vector<Unit>& merged, std::string* body,
+                       std::string* whyOut) const {
     std::vector<const DeclContext*> open;
     auto scopeText = [](const DeclContext* dc) -> std::string {
         if (const auto* ns = dyn_cast<NamespaceDecl>(dc)) {
@@ -684,8 +715,8 @@ JitSlice Slicer::run() {
         if (in_.isProgramFile(u.file)) {
             std::string why;
             if (!in_.programText(u.file, u.begin, u.end, &text, &why)) {
-                out.why = "its text cannot be cut out of the rewritten file: " + why;
-                return out;
+                *whyOut = "its text cannot be cut out of the rewritten file: " + why;
+                return false;
             }
         } else {
             text = sm_.getBufferData(u.file).substr(u.begin, u.end - u.begin).str();
@@ -699,19 +730,24 @@ JitSlice Slicer::run() {
             ++common;
         }
         while (open.size() > common) {
-            body += "}\n";
+            *body += "}\n";
             open.pop_back();
         }
         for (std::size_t i = common; i < u.scopes.size(); ++i) {
-            body += scopeText(u.scopes[i]) + "\n";
+            *body += scopeText(u.scopes[i]) + "\n";
             open.push_back(u.scopes[i]);
         }
-        body += text + "\n\n";
+        *body += text + "\n\n";
     }
     while (!open.empty()) {
-        body += "}\n";
+        *body += "}\n";
         open.pop_back();
     }
+    return true;
+}
+
+/// The JIT source: the runtime's headers, the typedefs and macros the units use, the units.
+std::string Slicer::assemble(const std::string& body) {
     collectMacros(body);
     std::sort(macros_.begin(), macros_.end(), [&](const auto& a, const auto& b) {
         if (a.first != b.first) {
@@ -733,9 +769,7 @@ JitSlice Slicer::run() {
     while (!src.empty() && src.back() == '\n') {
         src.pop_back();
     }
-    out.source = src + "\n";
-    out.constants = constants_;
-    return out;
+    return src + "\n";
 }
 
 } // namespace

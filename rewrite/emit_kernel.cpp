@@ -1,0 +1,290 @@
+// Emitting kernels and helpers (emitter.h): the accessor template parameters, the staging
+// prologue and epilogue around the body, the views that aliases and rebases become, and the edit
+// of every access site.
+#include "rewrite/emitter.h"
+
+#include <clang/AST/DeclTemplate.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace memplace::rewrite::detail {
+
+using namespace clang;
+using clang::SourceLocation; // memplace::SourceLocation is written in full
+
+void Emitter::emitSite(const SiteRec& s, bool written, EditList& edits) {
+    const frontend::SiteSource& ss = *s.src;
+    const SiteRanges r = siteRanges(src_, s);
+    const auto& [access, base, index] = r;
+    const std::string at = fmt::format("memplace::at<{}>(", s.id);
+    std::string baseText = base ? src_.slice(*base) : std::string();
+    const auto* baseParam =
+        s.shape.base != nullptr ? dyn_cast<ParmVarDecl>(s.shape.base->getDecl()) : nullptr;
+    if (auto it = plan_.rebasedName.find(baseParam); it != plan_.rebasedName.end() && base) {
+        // A rebased parameter: the view its rebase declared (`mp_src`).
+        baseText = it->second;
+        if (s.shape.shape == Shape::Subscript || s.shape.shape == Shape::AtomicAddr) {
+            edits.replace(base->first, base->second, baseText);
+        }
+    }
+    const bool member = !s.info->member.empty();
+    const bool memberWrite = member && ki::writes(s.info->access);
+    // The element expression `a[at<S>(i)]` is built by edits around the index so that sites
+    // nested in the index get their own edits.
+    switch (s.shape.shape) {
+    case Shape::Subscript:
+        edits.insert(index->first, at, -static_cast<long>(index->second - index->first));
+        edits.insert(index->second, ")", static_cast<long>(index->second - index->first));
+        break;
+    case Shape::Deref:
+        edits.replace(access->first, access->second, baseText + "[" + at + "0)]");
+        break;
+    case Shape::DerefAdd: {
+        // `*(p + a + b - c)` becomes `p[at<S>(a, b, memplace::minus(c))]`: at() converts each
+        // term to the index type on its own and adds them, as the pointer arithmetic did (`a +
+        // b` in the terms' own type could overflow or wrap where `p + a + b` does not). The
+        // text between the terms (operators, grouping parentheses) is replaced; the terms
+        // themselves only get edits around them, so that sites nested in them get theirs.
+        const auto& terms = s.shape.terms;
+        auto open = [&](size_t k) { return terms[k].negated ? "memplace::minus(" : ""; };
+        auto close = [&](size_t k) { return terms[k].negated ? ")" : ""; };
+        edits.replace(access->first, index->first, baseText + "[" + at + open(0));
+        for (size_t k = 1; k < terms.size(); ++k) {
+            auto prev = src_.range(ss.indices[k - 1]);
+            auto cur = src_.range(ss.indices[k]);
+            edits.replace(prev->second, cur->first, std::string(close(k - 1)) + ", " + open(k));
+        }
+        auto last = src_.range(ss.indices.back());
+        edits.replace(last->second, access->second, std::string(close(terms.size() - 1)) + ")]");
+        break;
+    }
+    case Shape::AtomicAddr:
+        edits.insert(index->first, at, -static_cast<long>(index->second - index->first));
+        edits.insert(index->second, ")", static_cast<long>(index->second - index->first));
+        break;
+    case Shape::AtomicAdd:
+        edits.replace(base->first, index->first, "&" + baseText + "[" + at);
+        edits.insert(index->second, ")]", static_cast<long>(index->second - base->first));
+        break;
+    case Shape::AtomicPlain:
+        edits.replace(base->first, base->second, "&" + baseText + "[" + at + "0)]");
+        break;
+    case Shape::LdgAddr:
+    case Shape::LdgAdd:
+        edits.replace(access->first, index->first, baseText + "[" + at);
+        edits.replace(index->second, access->second, ")]");
+        break;
+    case Shape::LdgPlain:
+        edits.replace(access->first, access->second, baseText + "[" + at + "0)]");
+        break;
+    case Shape::Arrow:
+    case Shape::ArrowAdd: {
+        // `a->m` / `(a + i)->m`: the access range is the member expression; the element ends at
+        // the arrow.
+        unsigned arrow = *src_.offset(s.shape.member->getOperatorLoc());
+        std::string open = !written ? "" : memberWrite ? "(&" : "memplace::value(";
+        std::string close = !written ? "]." : memberWrite ? "])->" : "]).";
+        if (s.shape.shape == Shape::Arrow) {
+            edits.replace(access->first, arrow + 2, open + baseText + "[" + at + "0)" + close);
+        } else {
+            edits.replace(access->first, index->first, open + baseText + "[" + at);
+            edits.replace(index->second, arrow + 2, ")" + close);
+        }
+        return;
+    }
+    }
+    emitProxyValue(s, written, r, edits);
+}
+
+/// Written arrays return proxies: members, and reads whose type is deduced, need the value (or,
+/// for member writes, the element's address).
+void Emitter::emitProxyValue(const SiteRec& s, bool written, const SiteRanges& r, EditList& edits) {
+    const auto& access = r.access;
+    const bool member = !s.info->member.empty();
+    const bool memberWrite = member && ki::writes(s.info->access);
+    const long len = access ? static_cast<long>(access->second - access->first) : 0;
+    if (member && written && s.shape.member != nullptr) {
+        unsigned dot = *src_.offset(s.shape.member->getOperatorLoc());
+        if (memberWrite) {
+            edits.insert(access->first, "(&", -len - 1);
+            edits.insert(access->second, ")", len + 1);
+            edits.replace(dot, dot + 1, "->");
+        } else {
+            edits.insert(access->first, "memplace::value(", -len - 1);
+            edits.insert(access->second, ")", len + 1);
+        }
+    } else if (written && s.deduces && !ki::writes(s.info->access) &&
+               s.shape.shape != Shape::AtomicAddr && s.shape.shape != Shape::AtomicAdd &&
+               s.shape.shape != Shape::AtomicPlain) {
+        edits.insert(access->first, "memplace::value(", -len - 1);
+        edits.insert(access->second, ")", len + 1);
+    }
+}
+
+/// The kernel's template header (a new one, or the accessor types added to its own) and its
+/// accessor parameters.
+void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
+    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
+    auto accs = g.accessorArrays();
+    const unsigned declBegin = src_.range(ks.declaration)->first;
+    const std::string indent = src_.indentOf(declBegin);
+    std::vector<std::string> tparams;
+    for (const ArrayPlan* ap : accs) {
+        tparams.push_back("class " + ap->mpName);
+    }
+    if (g.templ != nullptr) {
+        const unsigned ra = *src_.offset(g.templ->getTemplateParameters()->getRAngleLoc());
+        const size_t ls = src_.text().rfind('\n', ra);
+        const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
+        edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
+    } else {
+        edits.insert(declBegin,
+                     wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
+                         "\n" + indent);
+    }
+    for (const ArrayPlan* ap : accs) {
+        auto r = src_.range(ks.params[ap->param]);
+        edits.replace(r->first, r->second, ap->mpName + " " + ap->name);
+    }
+}
+
+/// The body: the prologue, the original body as a lambda (its `return`s leave the lambda), the
+/// epilogue.
+void Emitter::emitBody(const KernelPlan& g, EditList& edits) {
+    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
+    auto accs = g.accessorArrays();
+    const unsigned declBegin = src_.range(ks.declaration)->first;
+    const std::string indent = src_.indentOf(declBegin);
+    std::vector<std::string> names;
+    std::vector<std::string> written;
+    for (const ArrayPlan* ap : accs) {
+        names.push_back(ap->name);
+        if (ap->written()) {
+            written.push_back(ap->name);
+        }
+    }
+    const unsigned lb = *src_.offset(ks.bodyLBrace);
+    const unsigned rb = *src_.offset(ks.bodyRBrace);
+    edits.insert(
+        lb + 1,
+        "\n" + indent + "    " +
+            wrapList("memplace::stage(", names, ");", indent + "        ", indent.size() + 4) +
+            "\n" + indent + "    [&]() {",
+        -1);
+    std::string close = indent + "    }();\n";
+    if (!written.empty()) {
+        close +=
+            indent + "    " +
+            wrapList("memplace::unstage(", written, ");", indent + "        ", indent.size() + 4) +
+            "\n";
+    }
+    unsigned ls = 0;
+    if (src_.onlyBlanksBefore(rb, &ls) && ls > lb) {
+        edits.insert(ls, close, 1);
+    } else {
+        edits.insert(rb, "\n" + close + indent, 1);
+    }
+}
+
+/// Pointer aliases of accessor arrays become views of the accessor (once per declaration as
+/// written: instantiations share it), and so do rebased parameters.
+void Emitter::emitViews(const KernelPlan& g, EditList& edits) {
+    const FunctionDecl* p = g.pattern;
+    auto accs = g.accessorArrays();
+    std::set<unsigned> aliasesDone;
+    for (const auto& [ref, alias] : plan_.aliasByParamRef) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(alias->var->getLocation());
+        if (!key || key->fn != p || !at || !aliasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto aliasText = aliasEdits(src_, *alias);
+                for (const auto& [b, e, t] : *aliasText) {
+                    edits.replace(b, e, t);
+                }
+            }
+        }
+    }
+    std::set<unsigned> rebasesDone;
+    for (const auto& [ref, rebase] : plan_.rebaseByParamRef) {
+        auto key = detail::pointerParamOf(ref);
+        auto at = src_.offset(ref->getLocation());
+        if (!key || key->fn != p || !at || !rebasesDone.insert(*at).second) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == key->index) {
+                const auto rebaseText = rebaseEdits(src_, *rebase);
+                for (const auto& [b, e, t] : *rebaseText) {
+                    if (b == e) {
+                        edits.insert(b, t);
+                    } else {
+                        edits.replace(b, e, t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void Emitter::emitKernel(const KernelPlan& g, EditList& edits) {
+    const FunctionDecl* p = g.pattern;
+    auto accs = g.accessorArrays();
+    emitSignature(g, edits);
+    emitBody(g, edits);
+    emitViews(g, edits);
+    for (const auto& up : plan_.sites) {
+        if (!up->key || up->key->fn != p) {
+            continue;
+        }
+        for (const ArrayPlan* ap : accs) {
+            if (ap->param == up->key->index) {
+                emitSite(*up, ap->written(), edits);
+            }
+        }
+    }
+}
+
+void Emitter::emitHelper(const FunctionDecl* fn, const std::vector<unsigned>& params,
+                         EditList& edits) {
+    std::set<std::string> taken;
+    for (const ParmVarDecl* pv : fn->parameters()) {
+        taken.insert(pv->getNameAsString());
+    }
+    const FunctionTemplateDecl* ft = fn->getDescribedFunctionTemplate();
+    if (ft != nullptr) {
+        for (const NamedDecl* tp : *ft->getTemplateParameters()) {
+            taken.insert(tp->getNameAsString());
+        }
+    }
+    std::string tparams;
+    for (unsigned i : params) {
+        const ParmVarDecl* pv = fn->getParamDecl(i);
+        std::string mp = "MP_" + pv->getNameAsString();
+        while (taken.count(mp) != 0) {
+            mp += "_";
+        }
+        taken.insert(mp);
+        tparams += (tparams.empty() ? "" : ", ") + std::string("class ") + mp;
+        auto r = src_.range(pv->getSourceRange());
+        edits.replace(r->first, r->second, mp + " " + pv->getNameAsString());
+    }
+    if (ft != nullptr) {
+        edits.insert(*src_.offset(ft->getTemplateParameters()->getRAngleLoc()), ", " + tparams);
+    } else {
+        unsigned b = *src_.offset(src_.sm().getExpansionLoc(fn->getBeginLoc()));
+        edits.insert(b, "template <" + tparams + ">\n" + src_.indentOf(b));
+    }
+    for (const auto& up : plan_.sites) {
+        if (up->key && up->key->fn == fn &&
+            std::find(params.begin(), params.end(), up->key->index) != params.end()) {
+            emitSite(*up, plan_.helpers.at(*up->key).written, edits);
+        }
+    }
+}
+
+} // namespace memplace::rewrite::detail

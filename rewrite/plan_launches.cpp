@@ -1,0 +1,300 @@
+// Planning launches (planner.h): what each launch becomes (memplace::launch<K> for a rewritten
+// kernel, MEMPLACE_LAUNCH for the others) or why it stays <<<...>>>, and what each `extern
+// __shared__` declaration becomes.
+#include "rewrite/planner.h"
+
+#include <clang/AST/Attr.h>
+#include <fmt/format.h>
+
+namespace memplace::rewrite::detail {
+
+using namespace clang;
+using clang::SourceLocation; // memplace::SourceLocation is written in full
+
+namespace {
+
+/// A launch as written: its configuration (grid, block, shared bytes, stream), its arguments, and
+/// the kernel as it names it (qualifier, name, template arguments written out).
+struct LaunchSpelling {
+    std::string conf[4] = {"", "", "0", "0"};
+    std::vector<std::string> args;
+    std::string qualifier;
+    std::string name;
+    std::string targs;
+};
+
+/// The configuration and the arguments of `call`, or false and why.
+bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, LaunchSpelling& out,
+                       std::string* why) {
+    std::string(&conf)[4] = out.conf;
+    std::vector<std::string>& args = out.args;
+    const CallExpr* cfg = call->getConfig();
+    if (cfg == nullptr) {
+        *why = "no launch configuration";
+        return false;
+    }
+    for (unsigned i = 0; i < 4 && i < cfg->getNumArgs(); ++i) {
+        const Expr* a = cfg->getArg(i);
+        if (isa<CXXDefaultArgExpr>(a)) {
+            continue;
+        }
+        auto r = src.range(a->getSourceRange());
+        if (!r) {
+            *why = "a configuration value is spelled in a macro";
+            return false;
+        }
+        conf[i] = src.slice(*r);
+    }
+    if (conf[0].empty() || conf[1].empty()) {
+        *why = "no grid or block size";
+        return false;
+    }
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+        const Expr* a = call->getArg(i);
+        if (isa<CXXDefaultArgExpr>(a)) {
+            break; // defaulted trailing arguments: K::launch (or the kernel) has the defaults
+        }
+        if (isa<InitListExpr>(a->IgnoreImplicit())) {
+            *why = "a braced argument cannot be forwarded";
+            return false;
+        }
+        auto r = src.range(a->getSourceRange());
+        if (!r) {
+            *why = "an argument is spelled in a macro";
+            return false;
+        }
+        args.push_back(src.slice(*r));
+    }
+    return true;
+}
+
+/// The kernel as `call` names it, with its template arguments written out, or false and why. A
+/// kernel to be rewritten (`rewritten`) must be named with its template arguments.
+bool readKernelName(const Source& src, const ASTContext& ctx, const detail::LaunchFact& lf,
+                    const CUDAKernelCallExpr* call, bool rewritten, LaunchSpelling& out,
+                    std::string* why) {
+    std::string& qualifier = out.qualifier;
+    std::string& name = out.name;
+    std::string& targs = out.targs;
+    // The kernel as the launch names it, with its template arguments written out.
+    const Expr* calleeExpr = call->getCallee()->IgnoreParenImpCasts();
+    if (const auto* dre = dyn_cast<DeclRefExpr>(calleeExpr)) {
+        auto whole2 = src.range(dre->getSourceRange());
+        auto nameR = src.range(
+            SourceRange(dre->getNameInfo().getBeginLoc(), dre->getNameInfo().getEndLoc()));
+        if (!whole2 || !nameR) {
+            *why = "the kernel's name is spelled in a macro";
+            return false;
+        }
+        qualifier = src.slice(whole2->first, nameR->first);
+        name = src.slice(*nameR);
+        if (dre->hasExplicitTemplateArgs()) {
+            auto t = src.range(SourceRange(dre->getLAngleLoc(), dre->getRAngleLoc()));
+            if (!t) {
+                *why = "its template arguments are spelled in a macro";
+                return false;
+            }
+            targs = src.slice(*t);
+        } else if (const FunctionDecl* fd = dyn_cast<FunctionDecl>(dre->getDecl());
+                   fd != nullptr && fd->getTemplateSpecializationArgs() != nullptr) {
+            // Deduced: write the arguments out, if every instantiation of the launch agrees.
+            if (lf.dependent != nullptr) {
+                *why = "the kernel's template arguments are deduced in a host template";
+                return false;
+            }
+            std::string printed;
+            llvm::raw_string_ostream os(printed);
+            os << "<";
+            bool firstArg = true;
+            for (const TemplateArgument& ta : fd->getTemplateSpecializationArgs()->asArray()) {
+                os << (firstArg ? "" : ", ");
+                ta.print(policyFor(ctx), os, true);
+                firstArg = false;
+            }
+            os << ">";
+            targs = os.str();
+        }
+    } else if (const auto* ule = dyn_cast<UnresolvedLookupExpr>(calleeExpr)) {
+        auto whole2 = src.range(ule->getSourceRange());
+        if (!whole2 || (rewritten && !ule->hasExplicitTemplateArgs())) {
+            *why = "the kernel cannot be named with its template arguments";
+            return false;
+        }
+        auto nameR = src.range(SourceRange(ule->getNameLoc(), ule->getNameLoc()));
+        if (!nameR) {
+            *why = "the kernel's name is spelled in a macro";
+            return false;
+        }
+        qualifier = src.slice(whole2->first, nameR->first);
+        name = src.slice(*nameR);
+        targs = src.slice(nameR->second, whole2->second);
+    } else {
+        if (rewritten) {
+            *why = "the kernel is not called by name";
+            return false;
+        }
+        auto r = src.range(calleeExpr->getSourceRange());
+        if (!r) {
+            *why = "the kernel is spelled in a macro";
+            return false;
+        }
+        name = src.slice(*r);
+    }
+    return true;
+}
+
+/// The runtime's array arguments must be pointers (or nullptr): a single instantiation's
+/// argument of another type is cast to the parameter's type; else false and why.
+bool castArrayArgs(const ASTContext& ctx, const detail::LaunchFact& lf, const KernelPlan* g,
+                   std::vector<std::string>& args, std::string* why) {
+    for (const ArrayPlan* ap : g->accessorArrays()) {
+        if (ap->param >= args.size()) {
+            *why = fmt::format("the argument for '{}' is defaulted", ap->name);
+            return false;
+        }
+        for (const auto& [c, k] : lf.resolved) {
+            QualType t = c->getArg(ap->param)->IgnoreImpCasts()->getType();
+            if (!t->isPointerType() && !t->isArrayType() && !t->isNullPtrType()) {
+                if (lf.dependent != nullptr || lf.resolved.size() > 1) {
+                    *why = fmt::format("the argument for '{}' is not a pointer", ap->name);
+                    return false;
+                }
+                args[ap->param] = fmt::format("static_cast<{}>({})",
+                                              typeText(k->getParamDecl(ap->param)->getType(), ctx),
+                                              args[ap->param]);
+            }
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+std::optional<std::string> Planner::launchText(const detail::LaunchFact& lf, const KernelPlan* g,
+                                               std::string* why, unsigned* b, unsigned* e) {
+    const CUDAKernelCallExpr* call =
+        !lf.resolved.empty() ? lf.resolved[0].first : (lf.dependent ? lf.dependent : lf.calls[0]);
+    auto whole = src_.range(call->getSourceRange());
+    if (!whole) {
+        *why = "it is spelled in a macro";
+        return std::nullopt;
+    }
+    *b = whole->first;
+    *e = whole->second;
+    // A launch inside a kernel (dynamic parallelism) is not rewritten.
+    for (const KernelPlan& og : plan_.kernels) {
+        auto body = src_.range(a_.kernels()[og.kernels[0]].body);
+        if (body && *b >= body->first && *b < body->second) {
+            *why = "it is inside a kernel";
+            return std::nullopt;
+        }
+    }
+    LaunchSpelling sp;
+    if (!readConfigAndArgs(src_, call, sp, why) ||
+        !readKernelName(src_, ctx_, lf, call, g != nullptr, sp, why)) {
+        return std::nullopt;
+    }
+    const std::string(&conf)[4] = sp.conf;
+    std::vector<std::string>& args = sp.args;
+    const std::string& qualifier = sp.qualifier;
+    const std::string& name = sp.name;
+    const std::string& targs = sp.targs;
+    if (g == nullptr) {
+        std::vector<std::string> items{macroArg(qualifier + name + targs)};
+        for (const auto& c : conf) {
+            items.push_back(macroArg(c));
+        }
+        for (const auto& a : args) {
+            items.push_back(macroArg(a));
+        }
+        unsigned ls = 0;
+        const bool alone = src_.onlyBlanksBefore(*b, &ls);
+        return wrapList("MEMPLACE_LAUNCH(", items, ")", src_.indentOf(*b) + "    ",
+                        alone ? *b - ls : 0);
+    }
+    if (!castArrayArgs(ctx_, lf, g, args, why)) {
+        return std::nullopt;
+    }
+    std::vector<std::string> items(conf, conf + 4);
+    items.insert(items.end(), args.begin(), args.end());
+    unsigned ls = 0;
+    const bool alone = src_.onlyBlanksBefore(*b, &ls);
+    return wrapList("memplace::launch<" + qualifier + g->descName + targs + ">(", items, ")",
+                    src_.indentOf(*b) + "    ", alone ? *b - ls : 0);
+}
+
+void Planner::planLaunches() {
+    for (const auto& [off, lf] : plan_.facts.launches) {
+        LaunchPlan lp;
+        lp.fact = &lf;
+        KernelPlan* g = nullptr;
+        for (const auto& [call, kernel] : lf.resolved) {
+            if (KernelPlan* kg = plan_.kernelOf(kernel); kg != nullptr && kg->ok) {
+                g = kg;
+            }
+        }
+        std::string why;
+        auto text = launchText(lf, g, &why, &lp.begin, &lp.end);
+        if (text) {
+            lp.text = *text;
+            lp.kind = g != nullptr ? LaunchPlan::Kind::Runtime : LaunchPlan::Kind::Macro;
+            lp.kernel = g;
+            if (g != nullptr) {
+                ++g->launches;
+            }
+        } else {
+            lp.kind = LaunchPlan::Kind::Untouched;
+            lp.why = why;
+        }
+        plan_.launches.push_back(std::move(lp));
+    }
+}
+
+void Planner::planExternShared() {
+    for (const VarDecl* vd : plan_.facts.externShared) {
+        SharedPlan sp;
+        sp.var = vd;
+        std::string& why = sp.why;
+        SourceLocation begin = vd->getBeginLoc();
+        for (const Attr* at : vd->attrs()) {
+            SourceLocation l = src_.sm().getExpansionLoc(at->getLocation());
+            if (l.isValid() && src_.sm().isBeforeInTranslationUnit(l, begin)) {
+                begin = l;
+            }
+            if (const auto* al = dyn_cast<AlignedAttr>(at);
+                al != nullptr && !al->isAlignmentDependent() && al->getAlignment(ctx_) / 8 > 16) {
+                why = "it asks for an alignment above 16 bytes";
+            }
+        }
+        auto r = src_.range(SourceRange(begin, vd->getEndLoc()));
+        std::string elem = typeText(ctx_.getAsArrayType(vd->getType())->getElementType(), ctx_);
+        std::string name = vd->getNameAsString();
+        if (why.empty() && !r) {
+            why = "it is spelled in a macro";
+        }
+        if (why.empty()) {
+            std::string t = src_.slice(*r);
+            if (!matches(t, "[^;=,]*\\[\\s*\\]") || t.find(name) == std::string::npos ||
+                t.find("extern") == std::string::npos ||
+                t.find("__shared__") == std::string::npos) {
+                why = "its declaration is not written `extern __shared__ T name[]`";
+            } else if (!matches(src_.text().substr(r->second, 1), "\\s|;")) {
+                why = "it declares several names";
+            } else if (macroArg(elem) != elem) {
+                why = "its element type has a comma";
+            }
+            size_t semi = src_.text().find_first_not_of(" \t", r->second);
+            if (why.empty() && (semi == std::string::npos || src_.text()[semi] != ';')) {
+                why = "it declares several names";
+            }
+        }
+        if (why.empty()) {
+            sp.begin = r->first;
+            sp.end = r->second;
+            sp.text = fmt::format("MEMPLACE_DYNAMIC_SHARED({}, {})", elem, name);
+        }
+        plan_.externShared.push_back(std::move(sp));
+    }
+}
+
+} // namespace memplace::rewrite::detail
