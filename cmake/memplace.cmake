@@ -32,16 +32,43 @@ function(memplace_test name)
                        PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# memplace_fuzzer(NAME SOURCES... [LIBS libs...] [OPTIONS compile options...] SEEDS dirs...
-#                 SECONDS s [MAX_LEN bytes] [TIMEOUT per-input seconds] [LEAKS ON|OFF])
+# The C++ sources and private compile definitions of the libraries `ARGN`, absolute: a fuzzer
+# compiles them instrumented, and their lists stay in one place (each library's CMakeLists.txt).
+function(memplace_library_sources out_sources out_definitions)
+  set(sources)
+  set(definitions)
+  foreach(target IN LISTS ARGN)
+    get_target_property(target_sources ${target} SOURCES)
+    get_target_property(dir ${target} SOURCE_DIR)
+    foreach(source IN LISTS target_sources)
+      if(source MATCHES "\\.cpp$")
+        if(NOT IS_ABSOLUTE "${source}")
+          set(source "${dir}/${source}")
+        endif()
+        list(APPEND sources "${source}")
+      endif()
+    endforeach()
+    get_target_property(target_definitions ${target} COMPILE_DEFINITIONS)
+    if(target_definitions)
+      list(APPEND definitions ${target_definitions})
+    endif()
+  endforeach()
+  set(${out_sources} ${sources} PARENT_SCOPE)
+  set(${out_definitions} ${definitions} PARENT_SCOPE)
+endfunction()
+
+# memplace_fuzzer(NAME SOURCES... [INSTRUMENT libraries...] [LIBS libs...]
+#                 [OPTIONS compile options...] SEEDS dirs... SECONDS s [MAX_LEN bytes]
+#                 [TIMEOUT per-input seconds] [LEAKS ON|OFF])
 #   A libFuzzer target (docs/fuzzing.md), with clang only and not in the sanitizer preset:
-#   SOURCES (the harness and the project sources it exercises) are compiled with
-#   -fsanitize=fuzzer,address,undefined, so coverage guides the fuzzer through them; LIBS are
-#   linked as built (clang, the emulation layer, the Placer). ctest runs it (label fuzz) for
-#   SECONDS on a copy of the SEEDS with tests/spec/fuzz/run_fuzzer.sh.
+#   SOURCES (the harness) and the sources of the INSTRUMENT libraries (the project code it
+#   exercises) are compiled with -fsanitize=fuzzer,address,undefined, so coverage guides the
+#   fuzzer through them; LIBS are linked as built (clang, the emulation layer, the Placer).
+#   ctest runs it (label fuzz) for SECONDS on a copy of the SEEDS with
+#   tests/spec/fuzz/run_fuzzer.sh.
 function(memplace_fuzzer name)
-  cmake_parse_arguments(ARG "" "SECONDS;MAX_LEN;TIMEOUT;LEAKS" "SOURCES;LIBS;OPTIONS;SEEDS"
-                        ${ARGN})
+  cmake_parse_arguments(ARG "" "SECONDS;MAX_LEN;TIMEOUT;LEAKS"
+                        "SOURCES;INSTRUMENT;LIBS;OPTIONS;SEEDS" ${ARGN})
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR MEMPLACE_SANITIZE)
     return()
   endif()
@@ -56,8 +83,10 @@ function(memplace_fuzzer name)
     set(leaks 0)
   endif()
   set(flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
-  add_executable(${name} ${ARG_SOURCES})
+  memplace_library_sources(instrumented definitions ${ARG_INSTRUMENT})
+  add_executable(${name} ${ARG_SOURCES} ${instrumented})
   target_include_directories(${name} PRIVATE ${MEMPLACE_INCLUDE_ROOT})
+  target_compile_definitions(${name} PRIVATE ${definitions})
   target_compile_options(${name} PRIVATE ${flags} -O1 -g ${ARG_OPTIONS})
   target_link_options(${name} PRIVATE ${flags})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS})
