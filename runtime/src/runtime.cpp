@@ -197,17 +197,6 @@ bool sticky(cudaError_t e) {
     }
 }
 
-int compiledIndex(const KernelView& kv, const Placement& placed) {
-    const int n = kv.numArrays;
-    for (int c = 0; c < kv.numCompiled; ++c) {
-        if (std::equal(placed.begin(), placed.end(),
-                       kv.compiled + static_cast<std::ptrdiff_t>(c) * n)) {
-            return c;
-        }
-    }
-    return -1;
-}
-
 } // namespace detail
 
 // ---- public API: controls -------------------------------------------------------------------
