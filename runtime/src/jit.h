@@ -4,9 +4,9 @@
 // accessor arguments the specialised instantiation would get (docs/placer.md, "Just-in-time
 // instantiation").
 //
-// Layers: this file knows NVRTC, the disk cache and the driver; runtime.cpp decides when to use
-// it. libnvrtc and the driver are reached at run time (dlopen, cudaGetDriverEntryPointByVersion),
-// so a program that lacks them links and runs, and its launches fall back to the dynamic
+// Layers: this file knows NVRTC, the disk cache and the driver; jit_instances.cpp keeps the
+// instances and device_cuda.cpp decides when to use them. libnvrtc and the driver are reached at
+// run time (dlopen, cudaGetDriverEntryPointByVersion), so a program that lacks them links and runs, and its launches fall back to the dynamic
 // accessor with the reason in the report. Nothing here needs a GPU except load() and launch().
 #pragma once
 
@@ -92,7 +92,7 @@ Binary compile(const CompileRequest& request, const std::vector<EmbeddedHeader>*
 
 /// A small program with the device headers, compiled for the options of `like`: the first
 /// compilation of a process that compiles in the background, which initialises NVRTC before
-/// the runtime registers its wait at exit (runtime.cpp, jitStartBackground).
+/// the runtime registers its wait at exit (jit_instances.cpp, jitStartBackground).
 CompileRequest warmUpRequest(const CompileRequest& like);
 
 // ---- the disk cache ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ NVCC="${NVCC:-nvcc}"
 flags=(-std=c++20 -O2 -arch=sm_90 -I"$root" -I"$root/runtime/include" -I"$root/tests/runtime"
        -Xcompiler=-Wall "$@")
 headers=("$root"/runtime/include/memplace/*.h "$root"/runtime/include/memplace/*.cuh
-         "$root"/tests/runtime/kernels/harness.h)
+         "$root"/runtime/src/*.h "$root"/tests/runtime/kernels/harness.h)
 newest_header=$(ls -t "${headers[@]}" | head -1)
 
 compile() { # source object
@@ -43,8 +43,8 @@ link=(-arch=sm_90 -Xcompiler=-static-libstdc++,-static-libgcc -ldl)
 "$NVCC" "${link[@]}" "$out/bench.o" "${common[@]}" -o "$out/runtime_bench"
 # The contract's example as its own program (its saxpy must not meet the test kernels' saxpy).
 runtime_objs=()
-for o in "${common[@]}"; do
-  case "$(basename "$o")" in runtime.o|jit.o|env.o|layout.o|place.o) runtime_objs+=("$o") ;; esac
+for src in "$root"/runtime/src/*.cpp "$root"/common/place.cpp; do
+  runtime_objs+=("$out/$(basename "${src%.*}").o")
 done
 compile "$root/tests/runtime/kernels/contract/contract_example.cu" "$out/contract_example.o"
 "$NVCC" "${link[@]}" "$out/contract_example.o" "${runtime_objs[@]}" -o "$out/contract_example"
