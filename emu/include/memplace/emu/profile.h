@@ -1,9 +1,10 @@
-// Active profiling (issue 6 item 3, PORPLE's Procedure 2): a traced launch's records collected by
+// Active profiling (PORPLE's Procedure 2; decision 011): a traced launch's records collected by
 // running only as much of the sampled blocks as it takes for the accessed indices to settle,
 // warp by warp and lane by lane, then extrapolating the rest. A trace-collection strategy of the
 // emulator: the runtime's tracing accessor feeds it through the warp rendezvous, the runtime
-// announces traced launches and takes the profile back (runtime/src/runtime.cpp, under
-// MEMPLACE_EMU). docs/emulation.md, "Active profiling", has the procedure and its limits.
+// announces traced launches and takes the profile back (runtime/src/emu/device_emu.cpp, the
+// emulator's side of the runtime's device interface). docs/emulation.md, "Active profiling", has
+// the procedure and its limits.
 #pragma once
 
 #include <array>
