@@ -432,6 +432,157 @@ KernelInfo readKernel(const Reader& r, const std::string& mainFile) {
     return k;
 }
 
+/// One array: its type, extent, mode and places.
+ojson arrayJson(const ArrayInfo& a, const std::string& mainFile) {
+    ojson ja;
+    ja["name"] = a.name;
+    ja["kind"] = arrayKindName(a.kind);
+    if (a.paramIndex >= 0) {
+        ja["param_index"] = a.paramIndex;
+    }
+    ja["element_type"] = a.elementType;
+    ja["element_size"] = a.elementSize;
+    ja["const"] = a.isConst;
+    ja["restrict"] = a.isRestrict;
+    putLocation(ja, a.declaration, mainFile);
+    ja["mode"] = accessModeName(a.mode);
+    ja["extent"] = {{"bytes", a.extent.bytes ? ojson(*a.extent.bytes) : ojson(nullptr)},
+                    {"dynamic", a.extent.dynamic()},
+                    {"source", a.extent.source}};
+    if (!a.dims.empty()) {
+        ja["dims"] = a.dims;
+    }
+    ja["dimensionality"] = a.dimensionality;
+    if (a.rowLength) {
+        ja["row_length"] = polyJson(*a.rowLength);
+    }
+    ja["feasible"] = placesJson(a.feasible);
+    ojson excluded = ojson::object();
+    for (const auto& [place, reason] : a.excluded) {
+        excluded[std::string(placeName(place))] = reason;
+    }
+    ja["excluded"] = std::move(excluded);
+    ja["original"] = placeName(a.original);
+    return ja;
+}
+
+/// One access site: its array, mode, form and index.
+ojson siteJson(const Site& s, const std::string& mainFile) {
+    ojson js;
+    js["id"] = s.id;
+    js["array"] = s.array;
+    putLocation(js, s.location, mainFile);
+    js["access"] = accessModeName(s.access);
+    if (s.form != SiteForm::Subscript) {
+        js["form"] = siteFormName(s.form);
+    }
+    if (!s.intrinsic.empty()) {
+        js["intrinsic"] = s.intrinsic;
+    }
+    if (!s.member.empty()) {
+        js["member"] = s.member;
+    }
+    js["index"] = indexJson(s.index);
+    if (!s.subscripts.empty()) {
+        ojson subs = ojson::array();
+        for (const auto& ix : s.subscripts) {
+            subs.push_back(indexJson(ix));
+        }
+        js["subscripts"] = std::move(subs);
+    }
+    if (!s.loops.empty()) {
+        js["loops"] = s.loops;
+    }
+    if (!s.callPath.empty()) {
+        js["function"] = s.function;
+        js["call_path"] = callPathJson(s.callPath, mainFile);
+    }
+    if (s.contexts != 1) {
+        js["contexts"] = s.contexts;
+    }
+    if (!s.otherArrays.empty()) {
+        js["other_arrays"] = s.otherArrays;
+    }
+    return js;
+}
+
+/// One loop: its variable, bounds and trip count.
+ojson loopJson(const LoopInfo& l, const std::string& mainFile) {
+    ojson jl;
+    jl["id"] = l.id;
+    jl["kind"] = l.kind;
+    putLocation(jl, l.location, mainFile);
+    if (!l.var.empty()) {
+        jl["var"] = l.var;
+    }
+    if (l.init) {
+        jl["init"] = polyJson(*l.init);
+    }
+    if (l.step) {
+        jl["step"] = polyJson(*l.step);
+    }
+    if (!l.bound.empty()) {
+        jl["bound"] = l.bound;
+    }
+    jl["trip_count"] = l.tripCount ? ojson(*l.tripCount) : ojson(nullptr);
+    if (!l.reason.empty()) {
+        jl["reason"] = l.reason;
+    }
+    if (l.parent >= 0) {
+        jl["parent"] = l.parent;
+    }
+    if (!l.callPath.empty()) {
+        jl["call_path"] = callPathJson(l.callPath, mainFile);
+    }
+    return jl;
+}
+
+/// One hazard the analysis found.
+ojson hazardJson(const Hazard& h, const std::string& mainFile) {
+    ojson jh;
+    jh["kind"] = hazardKindName(h.kind);
+    jh["array"] = h.array;
+    if (!h.other.empty()) {
+        jh["other"] = h.other;
+    }
+    putLocation(jh, h.location, mainFile);
+    jh["message"] = h.message;
+    if (!h.callPath.empty()) {
+        jh["call_path"] = callPathJson(h.callPath, mainFile);
+    }
+    return jh;
+}
+
+/// One launch of the kernel: its configuration and arguments.
+ojson launchJson(const LaunchSite& l, const std::string& mainFile) {
+    ojson jl;
+    putLocation(jl, l.location, mainFile);
+    jl["function"] = l.function;
+    jl["kernel"] = l.kernel;
+    jl["grid"] = launchValueJson(l.grid);
+    jl["block"] = launchValueJson(l.block);
+    jl["shared_bytes"] = launchValueJson(l.sharedBytes);
+    jl["stream"] = launchValueJson(l.stream);
+    jl["arguments"] = l.arguments;
+    return jl;
+}
+
+/// One global variable the kernel reaches.
+ojson globalJson(const GlobalAccess& g, const std::string& mainFile) {
+    ojson jg;
+    jg["name"] = g.name;
+    if (g.managed) {
+        jg["managed"] = true;
+    }
+    jg["written"] = g.written;
+    if (!g.sized) {
+        jg["sized"] = false;
+    }
+    putLocation(jg, g.location, mainFile);
+    jg["how"] = g.how;
+    return jg;
+}
+
 } // namespace
 
 ojson toJson(const KernelInfo& k, const std::string& mainFile) {
@@ -456,141 +607,31 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
 
     ojson arrays = ojson::array();
     for (const auto& a : k.arrays) {
-        ojson ja;
-        ja["name"] = a.name;
-        ja["kind"] = arrayKindName(a.kind);
-        if (a.paramIndex >= 0) {
-            ja["param_index"] = a.paramIndex;
-        }
-        ja["element_type"] = a.elementType;
-        ja["element_size"] = a.elementSize;
-        ja["const"] = a.isConst;
-        ja["restrict"] = a.isRestrict;
-        putLocation(ja, a.declaration, mainFile);
-        ja["mode"] = accessModeName(a.mode);
-        ja["extent"] = {{"bytes", a.extent.bytes ? ojson(*a.extent.bytes) : ojson(nullptr)},
-                        {"dynamic", a.extent.dynamic()},
-                        {"source", a.extent.source}};
-        if (!a.dims.empty()) {
-            ja["dims"] = a.dims;
-        }
-        ja["dimensionality"] = a.dimensionality;
-        if (a.rowLength) {
-            ja["row_length"] = polyJson(*a.rowLength);
-        }
-        ja["feasible"] = placesJson(a.feasible);
-        ojson excluded = ojson::object();
-        for (const auto& [place, reason] : a.excluded) {
-            excluded[std::string(placeName(place))] = reason;
-        }
-        ja["excluded"] = std::move(excluded);
-        ja["original"] = placeName(a.original);
-        arrays.push_back(std::move(ja));
+        arrays.push_back(arrayJson(a, mainFile));
     }
     j["arrays"] = std::move(arrays);
 
     ojson sites = ojson::array();
     for (const auto& s : k.sites) {
-        ojson js;
-        js["id"] = s.id;
-        js["array"] = s.array;
-        putLocation(js, s.location, mainFile);
-        js["access"] = accessModeName(s.access);
-        if (s.form != SiteForm::Subscript) {
-            js["form"] = siteFormName(s.form);
-        }
-        if (!s.intrinsic.empty()) {
-            js["intrinsic"] = s.intrinsic;
-        }
-        if (!s.member.empty()) {
-            js["member"] = s.member;
-        }
-        js["index"] = indexJson(s.index);
-        if (!s.subscripts.empty()) {
-            ojson subs = ojson::array();
-            for (const auto& ix : s.subscripts) {
-                subs.push_back(indexJson(ix));
-            }
-            js["subscripts"] = std::move(subs);
-        }
-        if (!s.loops.empty()) {
-            js["loops"] = s.loops;
-        }
-        if (!s.callPath.empty()) {
-            js["function"] = s.function;
-            js["call_path"] = callPathJson(s.callPath, mainFile);
-        }
-        if (s.contexts != 1) {
-            js["contexts"] = s.contexts;
-        }
-        if (!s.otherArrays.empty()) {
-            js["other_arrays"] = s.otherArrays;
-        }
-        sites.push_back(std::move(js));
+        sites.push_back(siteJson(s, mainFile));
     }
     j["sites"] = std::move(sites);
 
     ojson loops = ojson::array();
     for (const auto& l : k.loops) {
-        ojson jl;
-        jl["id"] = l.id;
-        jl["kind"] = l.kind;
-        putLocation(jl, l.location, mainFile);
-        if (!l.var.empty()) {
-            jl["var"] = l.var;
-        }
-        if (l.init) {
-            jl["init"] = polyJson(*l.init);
-        }
-        if (l.step) {
-            jl["step"] = polyJson(*l.step);
-        }
-        if (!l.bound.empty()) {
-            jl["bound"] = l.bound;
-        }
-        jl["trip_count"] = l.tripCount ? ojson(*l.tripCount) : ojson(nullptr);
-        if (!l.reason.empty()) {
-            jl["reason"] = l.reason;
-        }
-        if (l.parent >= 0) {
-            jl["parent"] = l.parent;
-        }
-        if (!l.callPath.empty()) {
-            jl["call_path"] = callPathJson(l.callPath, mainFile);
-        }
-        loops.push_back(std::move(jl));
+        loops.push_back(loopJson(l, mainFile));
     }
     j["loops"] = std::move(loops);
 
     ojson hazards = ojson::array();
     for (const auto& h : k.hazards) {
-        ojson jh;
-        jh["kind"] = hazardKindName(h.kind);
-        jh["array"] = h.array;
-        if (!h.other.empty()) {
-            jh["other"] = h.other;
-        }
-        putLocation(jh, h.location, mainFile);
-        jh["message"] = h.message;
-        if (!h.callPath.empty()) {
-            jh["call_path"] = callPathJson(h.callPath, mainFile);
-        }
-        hazards.push_back(std::move(jh));
+        hazards.push_back(hazardJson(h, mainFile));
     }
     j["hazards"] = std::move(hazards);
 
     ojson launches = ojson::array();
     for (const auto& l : k.launches) {
-        ojson jl;
-        putLocation(jl, l.location, mainFile);
-        jl["function"] = l.function;
-        jl["kernel"] = l.kernel;
-        jl["grid"] = launchValueJson(l.grid);
-        jl["block"] = launchValueJson(l.block);
-        jl["shared_bytes"] = launchValueJson(l.sharedBytes);
-        jl["stream"] = launchValueJson(l.stream);
-        jl["arguments"] = l.arguments;
-        launches.push_back(std::move(jl));
+        launches.push_back(launchJson(l, mainFile));
     }
     j["launches"] = std::move(launches);
     if (!k.untracked.empty()) {
@@ -599,18 +640,7 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
     if (!k.globals.empty()) {
         ojson globals = ojson::array();
         for (const auto& g : k.globals) {
-            ojson jg;
-            jg["name"] = g.name;
-            if (g.managed) {
-                jg["managed"] = true;
-            }
-            jg["written"] = g.written;
-            if (!g.sized) {
-                jg["sized"] = false;
-            }
-            putLocation(jg, g.location, mainFile);
-            jg["how"] = g.how;
-            globals.push_back(std::move(jg));
+            globals.push_back(globalJson(g, mainFile));
         }
         j["globals"] = std::move(globals);
     }

@@ -282,15 +282,46 @@ private:
         uint64_t base = 0; ///< bytes already used (the kernel's own shared memory)
     };
     struct Scratch;
+    struct Layout;
 
+    // Building (model_build.cpp).
     void buildOptions(const spec::Spec& spec);
+    void buildUnits(const spec::Spec& spec, Layout& layout);
+    void buildPools(const spec::Spec& spec, Layout& layout);
+    void buildPaths(const spec::Spec& spec, const Layout& layout);
+    void buildCapacityGroups(const spec::Spec& spec, Layout& layout);
+    ArrayPre buildArray(const spec::Spec& spec, const ArrayStats& as, const Layout& layout);
+    Option buildOption(const spec::Spec& spec, const ArrayStats& as, Place p, const Layout& layout);
+    int sameOption(const ArrayPre& a, const Option& o) const;
     void setCosts(const spec::Spec& spec, bool memoryBound);
+    // Bounds (model_bounds.cpp).
     void computeBounds();
+    /// Option `o`'s monotonicity and least costs; `hmaxR`, `capMax`: per level, the read hit
+    /// fraction and capacity with the most capacity the level could give.
+    void boundOption(Option& o, const std::vector<double>& maxCap, std::vector<double>& hmaxR,
+                     std::vector<double>& capMax) const;
+    void findBoundPaths();
+    void buildLambdas();
+    // Evaluation (model_evaluate.cpp).
     /// Core evaluation. `present` null: every array. Returns cycles (kInfeasible when the
     /// present arrays do not fit); fills scratch per-array costs and loads; fills `out` when
     /// non-null.
     double evaluate(const Place* places, const uint8_t* present, Scratch& s, Prediction* out,
                     std::string* reason) const;
+    /// Each pool's capacity and members; returns the resident blocks per SM and sets `shared`
+    /// (the kernel's shared memory per block plus the staged arrays').
+    uint32_t poolCapacities(const Place* places, const uint8_t* present, Scratch& s,
+                            uint64_t& shared) const;
+    /// The capacity each member of each pool gets (CachePolicy).
+    void shareCapacities(const Place* places, Scratch& s) const;
+    void footprintComposition(const Place* places,
+                              const std::vector<std::pair<uint32_t, uint32_t>>& mem, double cap,
+                              Scratch& s) const;
+    /// Every present array's cost down its levels, into the scratch's unit and path loads.
+    void walkArrays(const Place* places, const uint8_t* present, Scratch& s, Prediction* out,
+                    bool keepStorage) const;
+    void fillPrediction(double t, size_t critical, uint32_t resident, uint64_t shared,
+                        const Scratch& s, Prediction& out) const;
     bool fits(const Place* places, const uint8_t* present, Scratch& s, std::string* reason) const;
     /// Whether the ordered reads of read-only arrays (Option::readSerialization) pay their
     /// second latency in this placement: only while no array of the kernel is on the read-only

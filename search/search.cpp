@@ -373,6 +373,44 @@ private:
     uint64_t lastCheck_ = 0;
 };
 
+/// Every placement, odometer order (the caller checked the space's size).
+void exhaustive(const Model& m, Evaluator& ev, TopK& top) {
+    const size_t n = m.arrayCount();
+    std::vector<size_t> digit(n, 0);
+    Placement p(n);
+    for (size_t i = 0; i < n; ++i) {
+        p[i] = m.candidates(i)[0];
+    }
+    while (true) {
+        top.offer(ev.eval(p));
+        size_t i = 0;
+        for (; i < n; ++i) {
+            if (++digit[i] < m.candidates(i).size()) {
+                p[i] = m.candidates(i)[digit[i]];
+                break;
+            }
+            digit[i] = 0;
+            p[i] = m.candidates(i)[0];
+        }
+        if (i == n) {
+            break;
+        }
+    }
+}
+
+/// An algorithm's own answer first, then the best of its neighbours (`near`), at most topK in
+/// all: the answer stays first even when a neighbour is better, the neighbours show what it
+/// missed.
+std::vector<Candidate> alternativesLedBy(const Candidate& best, std::vector<Candidate> near,
+                                         size_t topK) {
+    near.erase(std::remove_if(near.begin(), near.end(),
+                              [&](const Candidate& c) { return c.placement == best.placement; }),
+               near.end());
+    near.insert(near.begin(), best);
+    near.resize(std::min(near.size(), std::max<size_t>(1, topK)));
+    return near;
+}
+
 } // namespace
 
 Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
@@ -391,27 +429,7 @@ Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
                                                        : std::to_string(size),
                                     options.exhaustiveLimit));
         }
-        const size_t n = m.arrayCount();
-        std::vector<size_t> digit(n, 0);
-        Placement p(n);
-        for (size_t i = 0; i < n; ++i) {
-            p[i] = m.candidates(i)[0];
-        }
-        while (true) {
-            top.offer(ev.eval(p));
-            size_t i = 0;
-            for (; i < n; ++i) {
-                if (++digit[i] < m.candidates(i).size()) {
-                    p[i] = m.candidates(i)[digit[i]];
-                    break;
-                }
-                digit[i] = 0;
-                p[i] = m.candidates(i)[0];
-            }
-            if (i == n) {
-                break;
-            }
-        }
+        exhaustive(m, ev, top);
         r.exact = true;
         break;
     }
@@ -446,15 +464,8 @@ Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
         neighbours(m, best, ev, top);
         // The greedy answer stays first even when a neighbour is better: that is the
         // algorithm's output; the neighbours show what it missed.
-        std::vector<Candidate> alts = top.items();
-        alts.erase(
-            std::remove_if(alts.begin(), alts.end(),
-                           [&](const Candidate& c) { return c.placement == best.placement; }),
-            alts.end());
-        alts.insert(alts.begin(), best);
-        alts.resize(std::min(alts.size(), std::max<size_t>(1, options.topK)));
         r.best = best;
-        r.alternatives = std::move(alts);
+        r.alternatives = alternativesLedBy(best, top.items(), options.topK);
         r.evaluated = ev.evaluated;
         r.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -467,15 +478,8 @@ Expected<SearchResult> search(const Model& m, const SearchOptions& options) {
         }
         TopK near(options.topK);
         neighbours(m, best, ev, near);
-        std::vector<Candidate> alts = near.items();
-        alts.erase(
-            std::remove_if(alts.begin(), alts.end(),
-                           [&](const Candidate& c) { return c.placement == best.placement; }),
-            alts.end());
-        alts.insert(alts.begin(), best);
-        alts.resize(std::min(alts.size(), std::max<size_t>(1, options.topK)));
         r.best = best;
-        r.alternatives = std::move(alts);
+        r.alternatives = alternativesLedBy(best, near.items(), options.topK);
         r.evaluated = ev.evaluated;
         r.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

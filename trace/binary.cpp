@@ -167,6 +167,212 @@ Failure failure(std::string_view name, const std::string& msg) {
     return fail(SourceLocation{std::string(name), 0, 0}, msg);
 }
 
+/// The fixed header's sizes (after the magic and version).
+struct Prefix {
+    uint64_t headerBytes = 0;
+    uint64_t recordCount = 0;
+    uint64_t laneCount = 0;
+    uint64_t bodyBytes = 0;
+};
+
+/// The magic, version, sizes and checksum, checked against the file's length and content.
+Expected<Prefix> readPrefix(std::string_view b, std::string_view name) {
+    if (b.size() < kBinaryMagic.size() || b.substr(0, kBinaryMagic.size()) != kBinaryMagic) {
+        return failure(name, "not a memplace binary trace (bad magic)");
+    }
+    if (b.size() < kPrefixBytes + kTrailerBytes) {
+        return failure(name, fmt::format("truncated: {} bytes, the fixed header alone is {}",
+                                         b.size(), kPrefixBytes + kTrailerBytes));
+    }
+    uint16_t major = readU16(b, 8);
+    uint16_t minor = readU16(b, 10);
+    if (major != kBinaryVersionMajor) {
+        return failure(name, fmt::format("unsupported version {}.{} (this reader reads {}.x)",
+                                         major, minor, kBinaryVersionMajor));
+    }
+    Prefix p;
+    p.headerBytes = readU64(b, 16);
+    p.recordCount = readU64(b, 24);
+    p.laneCount = readU64(b, 32);
+    p.bodyBytes = readU64(b, 40);
+    const uint64_t headerBytes = p.headerBytes;
+    const uint64_t recordCount = p.recordCount;
+    const uint64_t laneCount = p.laneCount;
+    const uint64_t bodyBytes = p.bodyBytes;
+    const uint64_t available = b.size() - kPrefixBytes - kTrailerBytes;
+    if (headerBytes > available || bodyBytes > available - headerBytes) {
+        return failure(name, fmt::format("truncated: the fixed header announces {} header bytes "
+                                         "and {} body bytes, the file has {} bytes after it",
+                                         headerBytes, bodyBytes, available));
+    }
+    if (headerBytes + bodyBytes != available) {
+        return failure(name, fmt::format("{} bytes after the end of the trace",
+                                         available - headerBytes - bodyBytes));
+    }
+    size_t crcAt = kPrefixBytes + headerBytes + bodyBytes;
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) {
+        stored |= static_cast<uint32_t>(static_cast<uint8_t>(b[crcAt + i])) << (8 * i);
+    }
+    uint32_t actual = crc32(b.substr(0, crcAt));
+    if (stored != actual) {
+        return failure(name, fmt::format("checksum mismatch (stored {:08x}, computed {:08x}): the "
+                                         "file is corrupted",
+                                         stored, actual));
+    }
+    // Each record takes at least 9 bytes (4 one-byte varints, kind, mask) and each lane 1.
+    if (recordCount > bodyBytes / 9 || laneCount > bodyBytes || laneCount > recordCount * 32 ||
+        (recordCount > 0 && laneCount < recordCount)) {
+        return failure(name, fmt::format("inconsistent counts: {} records and {} lanes in {} bytes",
+                                         recordCount, laneCount, bodyBytes));
+    }
+    return p;
+}
+
+/// One array of the header.
+ArrayInfo readArrayInfo(Reader& hr) {
+    ArrayInfo a;
+    a.name = hr.str("array name", 256);
+    a.elementSize = static_cast<uint32_t>(hr.bounded("element size", 4096));
+    a.length = hr.bounded("array length", uint64_t{1} << 48);
+    uint8_t mode = hr.u8("array mode");
+    if (hr.ok() && mode > 3) {
+        hr.fail(fmt::format("unknown array mode {}", mode));
+    }
+    a.mode = static_cast<ArrayMode>(mode);
+    uint64_t bits = hr.bounded("feasible places", (1u << kAllPlaces.size()) - 1);
+    a.feasible = PlaceSet{};
+    for (Place p : kAllPlaces) {
+        if ((bits >> static_cast<unsigned>(p)) & 1u) {
+            a.feasible.insert(p);
+        }
+    }
+    uint8_t original = hr.u8("original place");
+    if (hr.ok() && original >= kAllPlaces.size()) {
+        hr.fail(fmt::format("unknown original place {}", original));
+    }
+    a.original = static_cast<Place>(original % kAllPlaces.size());
+    a.dims = static_cast<uint32_t>(hr.bounded("dims", 2));
+    a.rowLength = hr.bounded("row length", uint64_t{1} << 48);
+    return a;
+}
+
+/// The variable header: kernel, grid, block, resources, arrays and traced blocks.
+TraceHeader readHeaderFields(Reader& hr, uint64_t headerBytes) {
+    TraceHeader h;
+    h.kernel = hr.str("kernel name", 256);
+    const size_t gridAt = hr.position();
+    h.grid.x = static_cast<uint32_t>(hr.bounded("grid.x", UINT32_MAX));
+    h.grid.y = static_cast<uint32_t>(hr.bounded("grid.y", UINT32_MAX));
+    h.grid.z = static_cast<uint32_t>(hr.bounded("grid.z", UINT32_MAX));
+    if (hr.ok() && h.grid.count() > (uint64_t{1} << 32)) {
+        // The product wraps 64 bits for 2^31 x 2^31 x 4: check it here, with the offset.
+        hr.failAt(gridAt, fmt::format("grid {}x{}x{} has more than 2^32 blocks", h.grid.x, h.grid.y,
+                                      h.grid.z));
+    }
+    const size_t blockAt = hr.position();
+    h.block.x = static_cast<uint32_t>(hr.bounded("block.x", 4096));
+    h.block.y = static_cast<uint32_t>(hr.bounded("block.y", 4096));
+    h.block.z = static_cast<uint32_t>(hr.bounded("block.z", 4096));
+    if (hr.ok() && h.block.count() > 4096) {
+        hr.failAt(blockAt, fmt::format("block {}x{}x{} has more than 4096 threads", h.block.x,
+                                       h.block.y, h.block.z));
+    }
+    uint8_t known = hr.u8("known-fields byte");
+    if (hr.ok() && (known & ~3u) != 0) {
+        hr.fail(fmt::format("unknown known-fields bits {:#x}", known));
+    }
+    if ((known & 1u) != 0) {
+        h.registersPerThread = static_cast<uint32_t>(hr.bounded("registers", 1024));
+    }
+    if ((known & 2u) != 0) {
+        h.sharedPerBlock = hr.bounded("shared bytes", uint64_t{1} << 30);
+    }
+    uint64_t arrays = hr.bounded("array count", 65535);
+    for (uint64_t i = 0; i < arrays && hr.ok(); ++i) {
+        h.arrays.push_back(readArrayInfo(hr));
+    }
+    uint64_t traced = hr.bounded("traced block count", UINT32_MAX);
+    if (hr.ok() && traced > headerBytes) {
+        hr.fail(fmt::format("traced block count {} exceeds the header's size", traced));
+    }
+    uint64_t block = 0;
+    for (uint64_t i = 0; i < traced && hr.ok(); ++i) {
+        uint64_t v = hr.bounded("traced block", UINT32_MAX);
+        if (i > 0 && v == 0 && hr.ok()) {
+            hr.fail("traced blocks must ascend");
+        }
+        block = i == 0 ? v : block + v;
+        if (block > UINT32_MAX && hr.ok()) {
+            hr.fail("traced block id exceeds 32 bits");
+        }
+        h.tracedBlocks.add(static_cast<uint32_t>(block));
+    }
+    if (hr.ok() && !hr.atEnd()) {
+        hr.fail("unexpected bytes at the end of the header");
+    }
+    return h;
+}
+
+/// The records, delta-coded per array, into `builder`; errors stay in `br`.
+void readRecords(Reader& br, TraceBuilder& builder, size_t narrays, const Prefix& p) {
+    const uint64_t recordCount = p.recordCount;
+    const uint64_t laneCount = p.laneCount;
+    std::vector<int64_t> prevFirst(narrays, 0);
+    int64_t lanes[32];
+    uint64_t lanesSeen = 0;
+    for (uint64_t i = 0; i < recordCount && br.ok(); ++i) {
+        auto blk = static_cast<uint32_t>(br.bounded("record block", UINT32_MAX));
+        auto warp = static_cast<uint32_t>(br.bounded("record warp", 4096 / 32));
+        auto site = static_cast<uint32_t>(br.bounded("record site", UINT32_MAX));
+        auto arr = static_cast<uint16_t>(br.bounded("record array", 65535));
+        uint8_t kind = br.u8("record kind");
+        uint32_t mask = br.u32("record mask");
+        if (!br.ok()) {
+            break;
+        }
+        if (kind > 2) {
+            br.fail(fmt::format("record {}: unknown access kind {}", i, kind));
+            break;
+        }
+        if (arr >= narrays) {
+            br.fail(fmt::format("record {}: array index {} but the header declares {} arrays", i,
+                                arr, narrays));
+            break;
+        }
+        if (mask == 0) {
+            br.fail(fmt::format("record {}: no active lane", i));
+            break;
+        }
+        auto n = static_cast<unsigned>(std::popcount(mask));
+        lanesSeen += n;
+        if (lanesSeen > laneCount) {
+            br.fail(fmt::format("record {}: more lanes than the {} the header announces", i,
+                                laneCount));
+            break;
+        }
+        int64_t prev = prevFirst[arr];
+        for (unsigned l = 0; l < n; ++l) {
+            int64_t delta = br.zigzag("lane offset");
+            // Wrapping arithmetic: a corrupt delta gives a wrong offset, which finish() rejects.
+            prev = static_cast<int64_t>(static_cast<uint64_t>(prev) + static_cast<uint64_t>(delta));
+            lanes[l] = prev;
+        }
+        if (!br.ok()) {
+            break;
+        }
+        prevFirst[arr] = lanes[0];
+        builder.add(blk, warp, site, arr, static_cast<AccessKind>(kind), mask,
+                    std::span<const int64_t>(lanes, n));
+    }
+    if (br.ok() && lanesSeen != laneCount) {
+        br.fail(fmt::format("{} lanes read, the header announces {}", lanesSeen, laneCount));
+    }
+    if (br.ok() && !br.atEnd()) {
+        br.fail("unexpected bytes after the last record");
+    }
+}
+
 } // namespace
 
 uint32_t crc32(std::string_view bytes, uint32_t crc) {
@@ -252,127 +458,13 @@ std::string writeBinary(const Trace& t) {
 }
 
 Expected<Trace> readBinary(std::string_view b, std::string_view name) {
-    if (b.size() < kBinaryMagic.size() || b.substr(0, kBinaryMagic.size()) != kBinaryMagic) {
-        return failure(name, "not a memplace binary trace (bad magic)");
+    auto prefix = readPrefix(b, name);
+    if (!prefix) {
+        return std::move(prefix).takeFailure();
     }
-    if (b.size() < kPrefixBytes + kTrailerBytes) {
-        return failure(name, fmt::format("truncated: {} bytes, the fixed header alone is {}",
-                                         b.size(), kPrefixBytes + kTrailerBytes));
-    }
-    uint16_t major = readU16(b, 8);
-    uint16_t minor = readU16(b, 10);
-    if (major != kBinaryVersionMajor) {
-        return failure(name, fmt::format("unsupported version {}.{} (this reader reads {}.x)",
-                                         major, minor, kBinaryVersionMajor));
-    }
-    uint64_t headerBytes = readU64(b, 16);
-    uint64_t recordCount = readU64(b, 24);
-    uint64_t laneCount = readU64(b, 32);
-    uint64_t bodyBytes = readU64(b, 40);
-    const uint64_t available = b.size() - kPrefixBytes - kTrailerBytes;
-    if (headerBytes > available || bodyBytes > available - headerBytes) {
-        return failure(name, fmt::format("truncated: the fixed header announces {} header bytes "
-                                         "and {} body bytes, the file has {} bytes after it",
-                                         headerBytes, bodyBytes, available));
-    }
-    if (headerBytes + bodyBytes != available) {
-        return failure(name, fmt::format("{} bytes after the end of the trace",
-                                         available - headerBytes - bodyBytes));
-    }
-    size_t crcAt = kPrefixBytes + headerBytes + bodyBytes;
-    uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) {
-        stored |= static_cast<uint32_t>(static_cast<uint8_t>(b[crcAt + i])) << (8 * i);
-    }
-    uint32_t actual = crc32(b.substr(0, crcAt));
-    if (stored != actual) {
-        return failure(name, fmt::format("checksum mismatch (stored {:08x}, computed {:08x}): the "
-                                         "file is corrupted",
-                                         stored, actual));
-    }
-    // Each record takes at least 9 bytes (4 one-byte varints, kind, mask) and each lane 1.
-    if (recordCount > bodyBytes / 9 || laneCount > bodyBytes || laneCount > recordCount * 32 ||
-        (recordCount > 0 && laneCount < recordCount)) {
-        return failure(name, fmt::format("inconsistent counts: {} records and {} lanes in {} bytes",
-                                         recordCount, laneCount, bodyBytes));
-    }
-
-    Reader hr(b.substr(kPrefixBytes, headerBytes), kPrefixBytes);
-    TraceHeader h;
-    h.kernel = hr.str("kernel name", 256);
-    const size_t gridAt = hr.position();
-    h.grid.x = static_cast<uint32_t>(hr.bounded("grid.x", UINT32_MAX));
-    h.grid.y = static_cast<uint32_t>(hr.bounded("grid.y", UINT32_MAX));
-    h.grid.z = static_cast<uint32_t>(hr.bounded("grid.z", UINT32_MAX));
-    if (hr.ok() && h.grid.count() > (uint64_t{1} << 32)) {
-        // The product wraps 64 bits for 2^31 x 2^31 x 4: check it here, with the offset.
-        hr.failAt(gridAt, fmt::format("grid {}x{}x{} has more than 2^32 blocks", h.grid.x, h.grid.y,
-                                      h.grid.z));
-    }
-    const size_t blockAt = hr.position();
-    h.block.x = static_cast<uint32_t>(hr.bounded("block.x", 4096));
-    h.block.y = static_cast<uint32_t>(hr.bounded("block.y", 4096));
-    h.block.z = static_cast<uint32_t>(hr.bounded("block.z", 4096));
-    if (hr.ok() && h.block.count() > 4096) {
-        hr.failAt(blockAt, fmt::format("block {}x{}x{} has more than 4096 threads", h.block.x,
-                                       h.block.y, h.block.z));
-    }
-    uint8_t known = hr.u8("known-fields byte");
-    if (hr.ok() && (known & ~3u) != 0) {
-        hr.fail(fmt::format("unknown known-fields bits {:#x}", known));
-    }
-    if ((known & 1u) != 0) {
-        h.registersPerThread = static_cast<uint32_t>(hr.bounded("registers", 1024));
-    }
-    if ((known & 2u) != 0) {
-        h.sharedPerBlock = hr.bounded("shared bytes", uint64_t{1} << 30);
-    }
-    uint64_t arrays = hr.bounded("array count", 65535);
-    for (uint64_t i = 0; i < arrays && hr.ok(); ++i) {
-        ArrayInfo a;
-        a.name = hr.str("array name", 256);
-        a.elementSize = static_cast<uint32_t>(hr.bounded("element size", 4096));
-        a.length = hr.bounded("array length", uint64_t{1} << 48);
-        uint8_t mode = hr.u8("array mode");
-        if (hr.ok() && mode > 3) {
-            hr.fail(fmt::format("unknown array mode {}", mode));
-        }
-        a.mode = static_cast<ArrayMode>(mode);
-        uint64_t bits = hr.bounded("feasible places", (1u << kAllPlaces.size()) - 1);
-        a.feasible = PlaceSet{};
-        for (Place p : kAllPlaces) {
-            if ((bits >> static_cast<unsigned>(p)) & 1u) {
-                a.feasible.insert(p);
-            }
-        }
-        uint8_t original = hr.u8("original place");
-        if (hr.ok() && original >= kAllPlaces.size()) {
-            hr.fail(fmt::format("unknown original place {}", original));
-        }
-        a.original = static_cast<Place>(original % kAllPlaces.size());
-        a.dims = static_cast<uint32_t>(hr.bounded("dims", 2));
-        a.rowLength = hr.bounded("row length", uint64_t{1} << 48);
-        h.arrays.push_back(std::move(a));
-    }
-    uint64_t traced = hr.bounded("traced block count", UINT32_MAX);
-    if (hr.ok() && traced > headerBytes) {
-        hr.fail(fmt::format("traced block count {} exceeds the header's size", traced));
-    }
-    uint64_t block = 0;
-    for (uint64_t i = 0; i < traced && hr.ok(); ++i) {
-        uint64_t v = hr.bounded("traced block", UINT32_MAX);
-        if (i > 0 && v == 0 && hr.ok()) {
-            hr.fail("traced blocks must ascend");
-        }
-        block = i == 0 ? v : block + v;
-        if (block > UINT32_MAX && hr.ok()) {
-            hr.fail("traced block id exceeds 32 bits");
-        }
-        h.tracedBlocks.add(static_cast<uint32_t>(block));
-    }
-    if (hr.ok() && !hr.atEnd()) {
-        hr.fail("unexpected bytes at the end of the header");
-    }
+    const Prefix& p = *prefix;
+    Reader hr(b.substr(kPrefixBytes, p.headerBytes), kPrefixBytes);
+    TraceHeader h = readHeaderFields(hr, p.headerBytes);
     if (!hr.ok()) {
         return failure(name, "header: " + hr.error());
     }
@@ -383,60 +475,8 @@ Expected<Trace> readBinary(std::string_view b, std::string_view name) {
 
     const size_t narrays = h.arrays.size();
     TraceBuilder builder(std::move(h));
-    Reader br(b.substr(kPrefixBytes + headerBytes, bodyBytes), kPrefixBytes + headerBytes);
-    std::vector<int64_t> prevFirst(narrays, 0);
-    int64_t lanes[32];
-    uint64_t lanesSeen = 0;
-    for (uint64_t i = 0; i < recordCount && br.ok(); ++i) {
-        auto blk = static_cast<uint32_t>(br.bounded("record block", UINT32_MAX));
-        auto warp = static_cast<uint32_t>(br.bounded("record warp", 4096 / 32));
-        auto site = static_cast<uint32_t>(br.bounded("record site", UINT32_MAX));
-        auto arr = static_cast<uint16_t>(br.bounded("record array", 65535));
-        uint8_t kind = br.u8("record kind");
-        uint32_t mask = br.u32("record mask");
-        if (!br.ok()) {
-            break;
-        }
-        if (kind > 2) {
-            br.fail(fmt::format("record {}: unknown access kind {}", i, kind));
-            break;
-        }
-        if (arr >= narrays) {
-            br.fail(fmt::format("record {}: array index {} but the header declares {} arrays", i,
-                                arr, narrays));
-            break;
-        }
-        if (mask == 0) {
-            br.fail(fmt::format("record {}: no active lane", i));
-            break;
-        }
-        auto n = static_cast<unsigned>(std::popcount(mask));
-        lanesSeen += n;
-        if (lanesSeen > laneCount) {
-            br.fail(fmt::format("record {}: more lanes than the {} the header announces", i,
-                                laneCount));
-            break;
-        }
-        int64_t prev = prevFirst[arr];
-        for (unsigned l = 0; l < n; ++l) {
-            int64_t delta = br.zigzag("lane offset");
-            // Wrapping arithmetic: a corrupt delta gives a wrong offset, which finish() rejects.
-            prev = static_cast<int64_t>(static_cast<uint64_t>(prev) + static_cast<uint64_t>(delta));
-            lanes[l] = prev;
-        }
-        if (!br.ok()) {
-            break;
-        }
-        prevFirst[arr] = lanes[0];
-        builder.add(blk, warp, site, arr, static_cast<AccessKind>(kind), mask,
-                    std::span<const int64_t>(lanes, n));
-    }
-    if (br.ok() && lanesSeen != laneCount) {
-        br.fail(fmt::format("{} lanes read, the header announces {}", lanesSeen, laneCount));
-    }
-    if (br.ok() && !br.atEnd()) {
-        br.fail("unexpected bytes after the last record");
-    }
+    Reader br(b.substr(kPrefixBytes + p.headerBytes, p.bodyBytes), kPrefixBytes + p.headerBytes);
+    readRecords(br, builder, narrays, p);
     if (!br.ok()) {
         return failure(name, "body: " + br.error());
     }

@@ -43,22 +43,53 @@ bool parseI64(std::string_view s, int64_t& v) {
     return ec == std::errc() && p == s.data() + s.size();
 }
 
-} // namespace
-
-Expected<Trace> importPorple(std::string_view text, std::string_view name,
-                             const PorpleImportOptions& options) {
+/// Errors at lines of the text, the first 20 kept.
+struct Errors {
+    std::string_view text;
+    std::string_view name;
     DiagnosticList d;
-    auto err = [&](uint32_t line, std::string msg) {
+    void at(uint32_t line, std::string msg) {
         if (d.errorCount() < 20) {
             d.error({std::string(name), line, 1}, std::move(msg), std::string(lineOf(text, line)));
         }
-    };
+    }
+};
+
+/// One lane access line: array, rw, expression, loop, thread, index.
+struct Access {
+    int64_t v[6];
+    uint32_t line;
+};
+
+/// The file's header columns (one per array) and its accesses.
+struct PorpleFile {
     std::vector<int64_t> dimension, sizeOf, blockX, blockY, arraySize;
-    struct Access {
-        int64_t v[6];
-        uint32_t line;
-    };
     std::vector<Access> accesses;
+};
+
+/// The whitespace-separated columns of `line`.
+void splitColumns(std::string_view line, std::vector<std::string_view>& cols) {
+    cols.clear();
+    for (size_t i = 0; i < line.size();) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) {
+            ++i;
+        }
+        size_t j = i;
+        while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') {
+            ++j;
+        }
+        if (j > i) {
+            cols.push_back(line.substr(i, j - i));
+        }
+        i = j;
+    }
+}
+
+/// The header lines and the accesses, line by line.
+PorpleFile readLines(std::string_view text, Errors& errors) {
+    PorpleFile f;
+    auto err = [&](uint32_t line, std::string msg) { errors.at(line, std::move(msg)); };
+    std::vector<Access>& accesses = f.accesses;
     uint32_t ln = 0;
     size_t pos = 0;
     std::vector<std::string_view> cols;
@@ -68,34 +99,21 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
             text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() : nl + 1;
         ++ln;
-        cols.clear();
-        for (size_t i = 0; i < line.size();) {
-            while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) {
-                ++i;
-            }
-            size_t j = i;
-            while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') {
-                ++j;
-            }
-            if (j > i) {
-                cols.push_back(line.substr(i, j - i));
-            }
-            i = j;
-        }
+        splitColumns(line, cols);
         if (cols.empty()) {
             continue;
         }
         std::vector<int64_t>* header = nullptr;
         if (cols[0] == "dimension") {
-            header = &dimension;
+            header = &f.dimension;
         } else if (cols[0] == "sizeof") {
-            header = &sizeOf;
+            header = &f.sizeOf;
         } else if (cols[0] == "block_X") {
-            header = &blockX;
+            header = &f.blockX;
         } else if (cols[0] == "block_Y") {
-            header = &blockY;
+            header = &f.blockY;
         } else if (cols[0] == "array_size") {
-            header = &arraySize;
+            header = &f.arraySize;
         }
         if (header != nullptr) {
             if (!accesses.empty()) {
@@ -132,6 +150,15 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
             accesses.push_back(a);
         }
     }
+    return f;
+}
+
+/// The header's columns agree: one per array in every line.
+void checkColumns(const PorpleFile& f, Errors& errors) {
+    auto err = [&](uint32_t line, std::string msg) { errors.at(line, std::move(msg)); };
+    const std::vector<int64_t>& sizeOf = f.sizeOf;
+    const std::vector<int64_t>& dimension = f.dimension;
+    const std::vector<int64_t>& arraySize = f.arraySize;
     size_t n = arraySize.size();
     if (n == 0) {
         err(1, "missing 'array_size' line (one column per array)");
@@ -144,15 +171,17 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
     if (n > 65535) {
         err(1, "more than 65535 arrays");
     }
-    if (d.hasErrors()) {
-        return Failure{std::move(d)};
-    }
+}
 
-    TraceHeader h;
-    h.kernel = options.kernel;
+/// Every access names a declared array, a valid rw flag, thread and index; marks the arrays
+/// read and written and returns the largest thread id.
+int64_t checkAccesses(const PorpleFile& f, Errors& errors, std::vector<bool>& read,
+                      std::vector<bool>& written) {
+    auto err = [&](uint32_t line, std::string msg) { errors.at(line, std::move(msg)); };
+    const std::vector<int64_t>& arraySize = f.arraySize;
+    const size_t n = arraySize.size();
     int64_t maxThread = 0;
-    std::vector<bool> read(n, false), written(n, false);
-    for (const Access& a : accesses) {
+    for (const Access& a : f.accesses) {
         int64_t arr = a.v[0], rw = a.v[1], thread = a.v[4], index = a.v[5];
         if (arr < 0 || static_cast<size_t>(arr) >= n) {
             err(a.line, fmt::format("array {} but the header has {} arrays", arr, n));
@@ -168,24 +197,18 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
             maxThread = std::max(maxThread, thread);
         }
     }
-    if (d.hasErrors()) {
-        return Failure{std::move(d)};
-    }
-    uint32_t tpb = options.threadsPerBlock;
-    if (tpb == 0) {
-        tpb = static_cast<uint32_t>(std::min<int64_t>(1024, (maxThread + 32) / 32 * 32));
-    }
-    if (tpb % 32 != 0 || tpb > 1024) {
-        return fail(
-            fmt::format("threads per block {} must be a multiple of 32, at most 1024", tpb));
-    }
-    uint64_t blocks = static_cast<uint64_t>(maxThread) / tpb + 1;
-    if (blocks > UINT32_MAX) {
-        return fail(fmt::format("thread id {} gives {} blocks of {} threads: more than 2^32 - 1",
-                                maxThread, blocks, tpb));
-    }
-    h.grid = {static_cast<uint32_t>(blocks), 1, 1};
-    h.block = {tpb, 1, 1};
+    return maxThread;
+}
+
+/// The arrays, named a0, a1, ... in column order.
+std::vector<ArrayInfo> arraysOf(const PorpleFile& f, const std::vector<bool>& read,
+                                const std::vector<bool>& written) {
+    const std::vector<int64_t>& sizeOf = f.sizeOf;
+    const std::vector<int64_t>& dimension = f.dimension;
+    const std::vector<int64_t>& blockX = f.blockX;
+    const std::vector<int64_t>& arraySize = f.arraySize;
+    const size_t n = arraySize.size();
+    std::vector<ArrayInfo> arrays;
     for (size_t i = 0; i < n; ++i) {
         ArrayInfo a;
         a.name = fmt::format("a{}", i);
@@ -197,11 +220,14 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
             a.dims = 2;
             a.rowLength = static_cast<uint64_t>(blockX[i]);
         }
-        h.arrays.push_back(std::move(a));
+        arrays.push_back(std::move(a));
     }
+    return arrays;
+}
 
-    // Lanes of one warp access: same array, rw, expression, loop and warp. A lane seen twice
-    // closes the group and opens a new one.
+/// Lanes of one warp access: same array, rw, expression, loop and warp. A lane seen twice
+/// closes the group and opens a new one.
+std::vector<Group> groupLanes(const std::vector<Access>& accesses) {
     std::vector<Group> groups;
     std::unordered_map<Key, size_t, KeyHash> open;
     for (const Access& a : accesses) {
@@ -225,6 +251,44 @@ Expected<Trace> importPorple(std::string_view text, std::string_view name,
         g.mask |= 1u << lane;
         g.lanes[lane] = a.v[5];
     }
+    return groups;
+}
+
+} // namespace
+
+Expected<Trace> importPorple(std::string_view text, std::string_view name,
+                             const PorpleImportOptions& options) {
+    Errors errors{text, name, {}};
+    PorpleFile f = readLines(text, errors);
+    checkColumns(f, errors);
+    if (errors.d.hasErrors()) {
+        return Failure{std::move(errors.d)};
+    }
+    const size_t n = f.arraySize.size();
+    TraceHeader h;
+    h.kernel = options.kernel;
+    std::vector<bool> read(n, false), written(n, false);
+    const int64_t maxThread = checkAccesses(f, errors, read, written);
+    if (errors.d.hasErrors()) {
+        return Failure{std::move(errors.d)};
+    }
+    uint32_t tpb = options.threadsPerBlock;
+    if (tpb == 0) {
+        tpb = static_cast<uint32_t>(std::min<int64_t>(1024, (maxThread + 32) / 32 * 32));
+    }
+    if (tpb % 32 != 0 || tpb > 1024) {
+        return fail(
+            fmt::format("threads per block {} must be a multiple of 32, at most 1024", tpb));
+    }
+    uint64_t blocks = static_cast<uint64_t>(maxThread) / tpb + 1;
+    if (blocks > UINT32_MAX) {
+        return fail(fmt::format("thread id {} gives {} blocks of {} threads: more than 2^32 - 1",
+                                maxThread, blocks, tpb));
+    }
+    h.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    h.block = {tpb, 1, 1};
+    h.arrays = arraysOf(f, read, written);
+    const std::vector<Group> groups = groupLanes(f.accesses);
     TraceBuilder b(std::move(h));
     for (const Group& g : groups) {
         // thread0 / tpb < blocks <= UINT32_MAX, checked above.
