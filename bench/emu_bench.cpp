@@ -1,6 +1,6 @@
 // Emulation speed: emulated CUDA threads per second for a streaming kernel, a kernel with block
 // barriers, a warp-shuffle reduction, and traced accesses through the warp rendezvous; with one
-// and two OS threads running blocks. Recorded in docs/NOTES.md ("Emulation speed").
+// and two OS threads running blocks. Recorded in docs/eval/logs/emulation.md (decision 011).
 // Active profiling against full profiling (memplace/emu/profile.h): a traced launch whose
 // sampled blocks are traced in full, against the same launch profiled actively and then run
 // untraced; counters give the share of threads and lane accesses the profile ran.

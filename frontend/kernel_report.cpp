@@ -413,7 +413,7 @@ std::optional<ki::Poly> rowLengthOf(const ki::IndexInfo& ix, const std::set<std:
     // A row a block owns (`blockIdx.x * chunk + ...`) is a 1-D chunk, not a 2-D use: no thread
     // of the block reads a neighbouring row, so a 2-D texture would only add its index split
     // (and, for a partial last row, a pitched copy per launch; measured 1.2-8x slower on an
-    // H100, docs/NOTES.md 2026-11-25).
+    // H100: decision 019).
     const ki::AffineTerm* best = nullptr;
     for (const auto& t : ix.terms) {
         const auto& ms = t.coeff.monomials();

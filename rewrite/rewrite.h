@@ -1,4 +1,4 @@
-// The rewriter (issue 5): turns a CUDA file into its placement-agnostic form
+// The rewriter: turns a CUDA file into its placement-agnostic form
 // (docs/rewrite-contract.md, docs/rewriting.md). Each analysed kernel becomes a template over one
 // accessor type per placeable array, its body is wrapped between memplace::stage and
 // memplace::unstage, every access site of a placeable array `a[i]` becomes

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole evaluation with core dumps on, then a backtrace of every core (cuda-gdb reads host
-# cores): how the exit crash of 2026-11-25, which a program run alone did not reproduce, was
-# found (docs/NOTES.md, "NVRTC is initialised before the exit wait").
+# cores): how the evaluation's exit crash, which a program run alone did not reproduce, was
+# found (decision 017).
 #   bash bench/eval/exit_crash_core.sh out/gpu/eval      (results under $OUT)
 set -u
 carry="$(cd "$1" && pwd)"

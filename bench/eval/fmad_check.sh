@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Is a placement's last-bit difference multiply-add contraction? Runs one program's sweep with
 # contraction off everywhere: nvcc -fmad=false for the rewritten program and the original,
-# MEMPLACE_JIT_OPTIONS=--fmad=false for the just-in-time instantiations (docs/NOTES.md,
+# MEMPLACE_JIT_OPTIONS=--fmad=false for the just-in-time instantiations (decision 020,
 # docs/rewriting.md "Floating point"). On the GPU machine:
 #   bench/eval/fmad_check.sh CARRY PROGRAM OUT      CARRY: bench/eval/prepare.py's folder
 # Prints the placements measured per input and dispatch, equal or not to the original's.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does a persisting L2 set-aside left raised by one kernel slow the program's later kernels?
-# (docs/NOTES.md, "The persisting L2 set-aside"). For a GPU machine, on a carry folder made by
+# (decision 016). For a GPU machine, on a carry folder made by
 #   python3 bench/eval/prepare.py --carry DIR --programs scan,triad,radixsort
 # it builds each program as written and rewritten, and runs, each on its large input:
 #   original    the program as written (no memplace);

@@ -1,5 +1,5 @@
-// Two costs the evaluation of 2026-11-25 showed and the model did not have (docs/NOTES.md,
-// "What an l2persist or texture placement costs"), measured in isolation on the device:
+// Two costs the evaluation showed and the model did not have (decisions 016 and 019;
+// docs/eval/logs/l2-set-aside.md), measured in isolation on the device:
 //   setaside  streaming kernels (copy: read+write, sum: read only) under a persisting L2
 //             set-aside of S bytes (cudaLimitPersistingL2CacheSize), with no window and with a
 //             window over a small side table the kernel also reads;

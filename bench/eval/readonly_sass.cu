@@ -1,8 +1,7 @@
 // The particle filter's find_index as `memplace rewrite` writes it, instantiated with the real
 // accessors: every array global, one read-only array on the read-only path (each in turn), and
 // all four there. bench/eval/readonly_sass.sh prints each instantiation's loads and stores in
-// program order (docs/NOTES.md, "One restricted pointer makes every read-only array's loads
-// non-coherent"). Compiled only; nothing runs.
+// program order (decision 023). Compiled only; nothing runs.
 #include "memplace/accessors.cuh"
 #include "memplace/stage.cuh"
 

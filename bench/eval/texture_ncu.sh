@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Nsight Compute on kernels whose texture placement the model ranks wrongly (docs/NOTES.md,
-# 2026-11-25: texture measured faster than global in gathers and stencils, slower in streams):
+# Nsight Compute on kernels whose texture placement the model ranks wrongly (decision 021:
+# texture measured faster than global in gathers and stencils, slower in streams):
 # the rewritten program under MEMPLACE=off (the placement as written) and with one array forced
 # to a texture, one profiled launch each after the warm-ups. Needs a prepared evaluation folder
 # (bench/eval/prepare.py --carry DIR). Results under ${OUT:-out/texture_ncu}.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nsight Compute on kernels whose persisting-window placements the model ranks wrongly
-# (docs/NOTES.md, 2026-11-26: windows slower than predicted over gathered or large arrays,
+# (decision 026: windows slower than predicted over gathered or large arrays,
 # faster over streamed arrays kept between launches). Each case runs the rewritten program twice
 # with every array of the kernel forced: as written, and with one array in an L2 persisting
 # window; one launch profiled after the warm-ups, caches not flushed (the window's effect across

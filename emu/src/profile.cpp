@@ -1,5 +1,5 @@
 // Active profiling: options, statistics, the stopping rule, warp records from lanes, and
-// extrapolation. The runs themselves are in scheduler.cpp (activeProfile), which owns blocks.
+// extrapolation. The runs themselves are in active_profile.cpp (activeProfile).
 #include "common/env.h"
 #include "common/file_io.h"
 #include "profile_impl.h"

@@ -81,7 +81,7 @@ void jitStartBackground(Runtime& r, JitEntry& e) {
         // registration, and NVRTC registers the teardown of its internal state during its
         // first compilation: registered before that, the wait ran after the teardown, and a
         // compilation still in flight crashed in nvrtcCompileProgram (SIGSEGV at the exit of
-        // hydro_force in the 2026-11-25 evaluations, from the cores). So a small compilation
+        // hydro_force in the evaluation, from the cores: decision 017). So a small compilation
         // on this thread comes first.
         (void)jit::compile(jit::warmUpRequest(e.request));
         std::atexit(waitJitThreads);

@@ -88,8 +88,8 @@ Pitched2D pitchedTexture(std::uintptr_t ptr, std::size_t extent, std::size_t ele
 /// granularity, at least what the program had set (before), at most the device's maximum.
 /// Sized to the window rather than the maximum because the set-aside slows every write that
 /// misses it: on an H100 a 256 MB copy ran 1.00x, 1.25x, 1.41x and 2.37x its time with
-/// set-asides of 12, 16, 24 and 31.25 MB (docs/NOTES.md, 2026-11-25). A nonzero cap bounds the
-/// window's share (MEMPLACE_L2_LIMIT=window:SIZE), never what the program had set itself.
+/// set-asides of 12, 16, 24 and 31.25 MB (decision 016). A nonzero cap bounds the window's share
+/// (MEMPLACE_L2_LIMIT=window:SIZE; decision 030), never what the program had set itself.
 std::size_t persistingSetAside(std::size_t windowBytes, std::size_t before, std::size_t maxPersist,
                                std::size_t granularity, std::size_t cap = 0);
 

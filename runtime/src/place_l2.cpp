@@ -116,7 +116,7 @@ std::string setWindow(Launch& l, std::uintptr_t lo, std::uintptr_t hi) {
 
 // A launch without a persisting array after one with: the set-aside goes back to what the
 // program had, and lines still marked persisting become normal. Left raised, it costs every
-// later kernel of the program the L2 it takes (measured on an H100: docs/NOTES.md).
+// later kernel of the program the L2 it takes (measured on an H100: decision 016).
 void restorePersistingLimit(Launch& l, bool placesNone) {
     DeviceAttrs& attrs = *l.attrs;
     LaunchReport& rep = l.rep;

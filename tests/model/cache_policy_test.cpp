@@ -1,7 +1,7 @@
 // The cache-sharing policies against ground truth: a fully associative LRU L1 shared by every
 // array, simulated on the interleaved SM streams (model::simulateSharedLru). For each L1TEX size
 // the model's predicted L1 read hits per array (all arrays in global memory) are compared with
-// the simulation. docs/NOTES.md has the table this test prints.
+// the simulation. Decision 007 has the table this test prints.
 #include "model/analysis.h"
 #include "model/model.h"
 #include "model/occupancy.h"

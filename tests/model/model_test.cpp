@@ -256,7 +256,7 @@ spec::Spec withL2(const std::string& l2) {
 }
 
 TEST(Model, WriteBackL2ServesEveryWriteAndWritesBackOnlyWhatItEvicts) {
-    // Measured on an H100 (docs/NOTES.md): every global store is an L2 hit (write-allocate
+    // Measured on an H100 (decision 008): every global store is an L2 hit (write-allocate
     // without fetch), and DRAM sees only the dirty lines evicted during the kernel: none when
     // the output fits. One warp writes sectors 0..7 of W (two records of 4 sectors).
     const char* body = "w 0 0 0 W * 0..31\nw 0 0 1 W * 32..63\n";
@@ -430,7 +430,7 @@ TEST(Model, SampledBlocksKeepTheL2ReuseOfSharedArrays) {
     // 0 and 1 traced (scale 4): the sample's 4 first touches stand for 16 in the grid, but X has 4
     // lines, so 3 of 4 were first touched by an untraced block: the same 28 of 32 hit. (Measured on
     // an H100: spmv, conv2d and md traced on 2 SMs had predicted L2 hit rates of 23%, 17% and 5%
-    // against 70%, 55% and 33% measured, docs/NOTES.md.)
+    // against 70%, 55% and 33% measured: decision 005.)
     spec::Spec s = withL2("1 MB");
     std::string body, bodySampled;
     for (int b = 0; b < 8; ++b) {
@@ -684,7 +684,7 @@ TEST(Model, OrderedReadsCostTwiceThroughAPlainPointer) {
 }
 
 TEST(Model, AnArrayOnTheReadOnlyPathLeavesTheReadsUnordered) {
-    // Measured (particle filter, bfs_expand; docs/NOTES.md): the ordered reads pay only while
+    // Measured (particle filter, bfs_expand; decision 023): the ordered reads pay only while
     // no array of the kernel is read through the read-only path, whichever array it is.
     auto s = spec::loadSpec("h100");
     ASSERT_TRUE(s.ok());
@@ -792,7 +792,7 @@ TEST(Model, LowerBoundNeverExceedsAnyCompletion) {
 
 TEST(Analysis, ShardsSamplingErrorIsSmall) {
     // Hit fractions of SHARDS-sampled analysis against the exact one, over cache sizes of
-    // 16 lines to 16M lines (docs/NOTES.md has the numbers for larger traces).
+    // 16 lines to 16M lines (decision 007 has the numbers for larger traces).
     // Only arrays with at least ~1024 expected sampled lines are sampled: the mixed trace's
     // stream at 0.1, the gather trace's 64 MB array at 0.01. A sampled analysis that equals the
     // exact one to the last bit sampled nothing, and fails the test.

@@ -209,7 +209,7 @@ TEST(Analyze, JsonAndSummaryCarryTheFits) {
 }
 
 // Recorded on the H100 of the GPU machines (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0)
-// on 2026-11-22 by `memplace probe --save-measurements`; see docs/NOTES.md.
+// on 2026-11-22 by `memplace probe --save-measurements`; see decision 010.
 TEST(RecordedH100, FitsGiveTheMeasuredHierarchy) {
     auto r = analyze(load("h100_measurements.json"));
     ASSERT_TRUE(r) << r.message();
@@ -271,7 +271,7 @@ TEST(RecordedH100, WritesTheCommittedSpec) {
 }
 
 // Recorded on the H200 of the GPU machines (NVIDIA H200, driver 580.159.04, CUDA 13.0) on
-// 2026-11-26 by memplace-probe-gpu; see docs/NOTES.md. The built-in h200 spec carries what it
+// 2026-11-26 by memplace-probe-gpu; see decision 028. The built-in h200 spec carries what it
 // measured, as h100 carries the H100's.
 TEST(RecordedH200, TheBuiltInSpecCarriesTheMeasuredLatenciesAndSetAside) {
     auto r = analyze(load("h200_measurements.json"));

@@ -68,7 +68,7 @@ MEMPLACE_DEV To bitCast(const From& from) {
 /// through a `const __restrict__` pointer, which nvcc compiles to LDG.E.CONSTANT exactly as it
 /// does the original program's `const T* __restrict__` parameters. Not `__ldg`: CUDA's headers
 /// implement it as inline assembly, which stops the compiler from unrolling and batching the
-/// loads of a loop (SpMV's row loop ran 2.5x slower that way: docs/NOTES.md).
+/// loads of a loop (SpMV's row loop ran 2.5x slower that way: decision 031).
 /// The restricted pointer must be the array's base (nvcc does not use the qualifier on a
 /// pointer already offset by the index).
 template <class V>
@@ -655,7 +655,7 @@ namespace detail {
 /// body on the (uniform) place of every array: hydro_force's dynamic instantiation grew to 354k
 /// PTX lines (eleven copies of the arithmetic), ran 5x slower than a specialised one, and its
 /// copies contracted multiply-adds differently, so its results differed in the last bits from
-/// one placement to another (docs/NOTES.md, "The dynamic accessor and FMA contraction").
+/// one placement to another (decision 009).
 MEMPLACE_DEV Place opaquePlace(Place place) {
 #if defined(__CUDA_ARCH__)
     unsigned v = static_cast<unsigned>(place);

@@ -1,5 +1,5 @@
 // Build configuration of the memplace runtime headers: function qualifiers, the constant-pool
-// size, and the switches the CPU emulation layer (emu/, issue 6) will flip.
+// size, and the switches the CPU emulation layer (emu/) flips.
 #pragma once
 
 #if defined(__CUDACC__) || defined(MEMPLACE_EMU)

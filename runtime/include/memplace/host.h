@@ -1,5 +1,5 @@
 // The host library's public API (runtime/src): placement controls, the PlacementPolicy hook the
-// online Placer (issue 7) implements, launch reports, extents, and trace collection. Plain C++
+// online Placer (placer/) implements, launch reports, extents, and trace collection. Plain C++
 // over the CUDA runtime; memplace::launch<K> (launch.cuh) is the template that calls into it.
 #pragma once
 

@@ -4,7 +4,7 @@
 // the placement, builds the accessors of the instantiation it picked and calls K::launch with
 // the original arguments, each array replaced by its accessor.
 //
-// What the generated descriptor K provides (see runtime/README.md for the full contract):
+// What the generated descriptor K provides (the full contract: docs/rewrite-contract.md §1, §6):
 //   static constexpr const char* name;
 //   static constexpr int numArrays;
 //   static constexpr memplace::ArrayDesc arrays[numArrays];
