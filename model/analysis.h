@@ -72,7 +72,7 @@ struct ArrayStats {
     /// (its value, address or condition came from a load since the warp's previous store), in a
     /// kernel without shared memory (so without block barriers). Through a plain pointer
     /// (global, l2persist) the compiler cannot move such a read above that store; through the
-    /// read-only path, a texture or constant memory it can (docs/NOTES.md, 2026-11-26).
+    /// read-only path, a texture or constant memory it can (decision 023).
     double orderedReadRequests = 0;
     /// Transactions of all reads (writes) under each spec memory's serialization condition,
     /// indexed like Spec::memories; 0 for memories no candidate place uses.

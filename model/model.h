@@ -14,7 +14,7 @@
 // goes on to the level below is the dirty data the kernel evicts: one write-back per write that
 // misses (a new dirty residency), less the dirty lines still resident when the kernel ends (the
 // capacity the array gets there, times the written share of its references). Measured on an
-// H100 against ncu: docs/NOTES.md, "Model against hardware counters".
+// H100 against ncu: decision 008 (docs/eval/logs/model-counters.md).
 //
 // Requests. A memory with a requestCost (MSL) charges it for every warp-level request that
 // reaches it, hit or miss, on its unit: the texture pipeline, slower per request than the
@@ -39,7 +39,7 @@
 // (ArrayStats::orderedReadRequests) pays its levels' read cost twice through a plain load
 // (global, l2persist): the compiler keeps it behind the store. Not when any array of the
 // placement is on the read-only path: its restricted pointer lets nvcc make every read-only
-// array's load non-coherent and issue it first (readsStayOrdered; docs/NOTES.md).
+// array's load non-coherent and issue it first (readsStayOrdered; decision 023).
 //
 // Time. PORPLE's path-based model: T = max over paths p of T(p). With PathModel::Porple,
 // T(p) sums the arrays whose place is on p. With PathModel::SharedUnits (default), T(p) takes
@@ -47,8 +47,7 @@
 // where they share hardware (texture and load/store both end in L2 and DRAM), so moving a
 // stream to the texture path does not make DRAM faster. The units of one path (L1TEX, L2,
 // DRAM) work at once too: T(p) is the busiest unit's load plus (1 - unitOverlap) times the
-// others' (spec::Processor::unitOverlap; 0 sums them, as PORPLE; docs/NOTES.md, "A path's
-// units overlap").
+// others' (spec::Processor::unitOverlap; 0 sums them, as PORPLE; decision 029).
 //
 // Launch costs. A place whose arrays the runtime copies before every launch (the constant bank's
 // upload, one copy for all of a kernel's constant arrays) adds its spec launchCost to the time
@@ -327,7 +326,7 @@ private:
     /// second latency in this placement: only while no array of the kernel is on the read-only
     /// path. One restricted pointer in the kernel (ReadOnlyAccessor's) and nvcc compiles every
     /// read-only array's loads to LDG.E.CONSTANT and issues them before the stores (SASS of
-    /// the particle filter, docs/NOTES.md). A free array (`present` 0) that could be on the
+    /// the particle filter: decision 023). A free array (`present` 0) that could be on the
     /// read-only path is taken to be (a lower bound).
     bool readsStayOrdered(const Place* places, const uint8_t* present) const;
 

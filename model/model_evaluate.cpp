@@ -221,7 +221,7 @@ uint32_t Model::poolCapacities(const Place* places, const uint8_t* present, Scra
         double cap = pool.baseBytes - (pool.carved ? carve : 0.0);
         for (size_t q = 0; q < pools_.size(); ++q) {
             // The runtime sizes the persisting set-aside to the window (the persisting arrays'
-            // bytes): normal accesses lose that much of the cache (docs/NOTES.md, 2026-11-25:
+            // bytes): normal accesses lose that much of the cache (decision 016:
             // with the device's maximum set aside, writes that missed it ran up to 2.4x slower).
             if (pools_[q].partition && pools_[q].unit == pool.unit) {
                 cap -= s.setAside[q];
