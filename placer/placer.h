@@ -59,15 +59,10 @@ enum class RecordStatus : uint8_t {
     Observed, ///< "observed": trace mode, the decision is reported, not applied
     Failed,   ///< "failed" (see KernelRecord::failure)
 };
-/// KernelRecord::source: where the decision came from.
-enum class RecordSource : uint8_t { None, Trace, Cache }; ///< "", "trace", "cache"
-/// KernelRecord::tuneState: on-line tuning.
-enum class TuneState : uint8_t {
-    None,
-    Running,
-    Done,
-    Skipped
-}; ///< "", "running", "done", "skipped"
+/// KernelRecord::source: where the decision came from ("", "trace", "cache").
+enum class RecordSource : uint8_t { None, Trace, Cache };
+/// KernelRecord::tuneState: on-line tuning ("", "running", "done", "skipped").
+enum class TuneState : uint8_t { None, Running, Done, Skipped };
 /// KernelRecord::jitState: the just-in-time instantiation asked for.
 enum class JitState : uint8_t {
     None,       ///< "": none asked for
@@ -82,15 +77,9 @@ enum class JitOrigin : uint8_t {
     Compiled, ///< "compiled": NVRTC ran
     Cached,   ///< "cached": from the disk cache
 };
-/// How a launch ran, the runtime's LaunchReport::dispatch read at the boundary (a name the
-/// runtime does not write reads as None).
-enum class Dispatch : uint8_t {
-    None,
-    Specialized,
-    Dynamic,
-    Jit,
-    Tracing
-}; ///< "", "specialized", ...
+/// How a launch ran ("", "specialized", "dynamic", "jit", "tracing"): the runtime's
+/// LaunchReport::dispatch read at the boundary (a name the runtime does not write reads as None).
+enum class Dispatch : uint8_t { None, Specialized, Dynamic, Jit, Tracing };
 
 std::string_view stateName(RecordStatus s);
 std::string_view stateName(RecordSource s);
