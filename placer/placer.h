@@ -1,5 +1,5 @@
-// The online Placer (issue 7): a memplace::PlacementPolicy that places a kernel's arrays for the
-// GPU it runs on and the input it runs with.
+// The online Placer (docs/placer.md): a memplace::PlacementPolicy that places a kernel's arrays for
+// the GPU it runs on and the input it runs with.
 //
 // On a launch of a kernel with a new input signature (kernel, block, the program's dynamic
 // shared memory, device, each array's element size and extent; not the grid) after the first
@@ -116,13 +116,13 @@ struct Options {
     int tracesPerKernel = 4;
     search::Algorithm search = search::Algorithm::BranchAndBound; ///< MEMPLACE_SEARCH
     /// MEMPLACE_SEARCH_MS: branch-and-bound stops after this long with the best placement found
-    /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (docs/NOTES.md).
+    /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (decision 006).
     double searchMs = 50;
     /// The decision must be predicted this much faster than the original, else the original
     /// placement stays (no materialisation, no dynamic accessor for a marginal gain).
     double minSpeedup = 1.02;
     /// Predicted cost factor of a placement that was not compiled in (it runs through the
-    /// dynamic accessor, measured 1.00-1.95x on an H100: docs/NOTES.md): a compiled placement
+    /// dynamic accessor, measured 1.00-1.95x on an H100: decision 009): a compiled placement
     /// within this factor of the best is preferred.
     double dynamicPenalty = 1.10;
     /// Just-in-time instantiation (NVRTC) of a placement that was not compiled in, when the
@@ -163,14 +163,14 @@ struct Options {
     /// MEMPLACE_TUNE_EXPLORE: the shortlist also holds, for up to this many places, the best
     /// predicted move of one array there from the original that it does not hold yet (the
     /// fastest predicted first). The model ranks placements on one path better than it ranks
-    /// paths against each other (docs/NOTES.md, 2026-11-26). 0: none.
+    /// paths against each other (decision 015). 0: none.
     int tuneExplore = 2;
     double tuneMargin = 1.01;
     /// MEMPLACE_TIMING_SPIN_US: the GPU busy-waits this long before every launch the Placer
     /// times (the original's and the decision's samples, the tuning's candidates), so that the
     /// host's work for the launch is not in the measured interval; the evaluation's sweep does
     /// the same. Without it a kernel of a few microseconds measured up to 3x its time in the
-    /// tuning's first launches (docs/NOTES.md, 2026-11-26). 0: none.
+    /// tuning's first launches (decision 024). 0: none.
     double timingSpinUs = 100;
     /// The busy-wait is this share of the kernel's measured length (its original launch), at
     /// most timingSpinUs: enough to cover the host's work for a launch (a few microseconds) on
@@ -208,7 +208,7 @@ struct Overheads {
     /// materialising: texture objects, constant upload enqueue, attributes), plus the stream
     /// work materialisation queued (constant upload, pitched copies; measured with
     /// MEMPLACE_TIME=1). The dynamic accessor's per-launch kernel cost is not measured online
-    /// (docs/NOTES.md has it per kernel).
+    /// (decision 009; docs/eval/logs/runtime-places.md has it per kernel).
     double transformMs = 0;
     double transformHostMs = 0;
     double transformStreamMs = 0;

@@ -238,7 +238,7 @@ TEST_F(PlacerTest, ScatteredLookupTracedThenSharedThenANewSignatureAnew) {
 TEST_F(PlacerTest, WarpUniformTableGoesToConstantOrGlobal) {
     // A 16 KB table read warp-uniformly: constant (broadcast) or global (L1 hits); never
     // texture, and not shared, whose staging buys nothing here (measured on an H100: global
-    // 0.159 ms, shared 0.170, constant 0.85; docs/NOTES.md).
+    // 0.159 ms, shared 0.170, constant 0.85; docs/eval/logs/runtime-places.md, decision 014).
     auto placer = install(testOptions());
     Lookup u(true, 1 << 15, 32, 4095);
     LaunchReport r;
@@ -681,7 +681,7 @@ TEST_F(PlacerTest, ConcurrentThreadsEachQueueOnTwoStreamsWithoutSynchronising) {
     EXPECT_TRUE(sharedPlaced);
 }
 
-// ---- what the first run costs (issue 29, item 5) ---------------------------------------------
+// ---- what the first run costs ---------------------------------------------------------------
 
 /// The scattered lookup on buffers allocated once for `capacity` elements, launched over the
 /// first n of them: a grid of n / 256 blocks while the arrays' extents (their allocations) stay.
