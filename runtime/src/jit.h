@@ -6,8 +6,9 @@
 //
 // Layers: this file knows NVRTC, the disk cache and the driver; jit_instances.cpp keeps the
 // instances and device_cuda.cpp decides when to use them. libnvrtc and the driver are reached at
-// run time (dlopen, cudaGetDriverEntryPointByVersion), so a program that lacks them links and runs, and its launches fall back to the dynamic
-// accessor with the reason in the report. Nothing here needs a GPU except load() and launch().
+// run time (dlopen, cudaGetDriverEntryPointByVersion), so a program that lacks them links and runs,
+// and its launches fall back to the dynamic accessor with the reason in the report. Nothing here
+// needs a GPU except load() and launch().
 #pragma once
 
 #include "common/place.h"
