@@ -91,8 +91,6 @@ struct ModelOptions {
 
 inline constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 
-using Placement = std::vector<Place>;
-
 struct LevelBreakdown {
     std::string memory;
     bool cache = false;
