@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memplace::placer {
@@ -30,10 +31,16 @@ struct BinaryId {
     static BinaryId of(const std::filesystem::path& path);
 };
 
-/// One signature's outcome as stored: a decision (a placement, `status` "placed" or
-/// "original"), or none: "untraced" (launched too few times to be traced, or beyond the kernel's
-/// trace bound), "pending" (its trace overflowed and was not finished: `traceAttempts` made, the
-/// next one with `sms` x `blocksPerSm`), "failed" (`why`).
+/// A stored outcome's status: a decision (a placement: Placed, Original) or none: Untraced
+/// (launched too few times to be traced, or beyond the kernel's trace bound), Pending (its trace
+/// overflowed and was not finished), Failed. Its names are the file's "status" values.
+enum class CachedStatus : uint8_t { Placed, Original, Untraced, Pending, Failed };
+std::string_view stateName(CachedStatus s); ///< "placed", "original", "untraced", ...
+std::optional<CachedStatus> parseCachedStatus(std::string_view name);
+
+/// One signature's outcome as stored: a decision (a placement, `status` Placed or Original),
+/// or none: Untraced, Pending (`traceAttempts` made, the next one with `sms` x `blocksPerSm`),
+/// Failed (`why`).
 struct CachedDecision {
     std::string key;       ///< gridFamilyKey
     std::string signature; ///< signatureText (for people reading the file)
@@ -45,15 +52,17 @@ struct CachedDecision {
     std::string engineBest;          ///< the engine's unconstrained best, as text
     std::vector<Place> jitPlacement; ///< to compile just in time (empty: none)
     double jitSeconds = 0;           ///< its predicted time
-    std::string status = "placed";   ///< "placed", "original", "untraced", "pending", "failed"
-    std::string why;                 ///< untraced, pending, failed: what happened
-    uint64_t launches = 0;           ///< launches in the run that stored it
-    int traceAttempts = 0;           ///< pending: traced launches made
-    uint32_t sms = 0;                ///< pending: the next trace's SMs
-    uint32_t blocksPerSm = 0;        ///< pending: and blocks per SM
-    bool traceBound = false;         ///< untraced: its kernel had had its traces (tracesPerKernel)
+    CachedStatus status = CachedStatus::Placed;
+    std::string why;          ///< untraced, pending, failed: what happened
+    uint64_t launches = 0;    ///< launches in the run that stored it
+    int traceAttempts = 0;    ///< pending: traced launches made
+    uint32_t sms = 0;         ///< pending: the next trace's SMs
+    uint32_t blocksPerSm = 0; ///< pending: and blocks per SM
+    bool traceBound = false;  ///< untraced: its kernel had had its traces (tracesPerKernel)
     /// A placement to apply (placed or original); else the outcome without one.
-    bool decided() const { return status == "placed" || status == "original"; }
+    bool decided() const {
+        return status == CachedStatus::Placed || status == CachedStatus::Original;
+    }
 };
 
 /// 64-bit FNV-1a, as 16 hex digits (file names, spec fingerprints).

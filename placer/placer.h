@@ -1,5 +1,5 @@
-// The online Placer (issue 7): a memplace::PlacementPolicy that places a kernel's arrays for the
-// GPU it runs on and the input it runs with.
+// The online Placer (docs/placer.md): a memplace::PlacementPolicy that places a kernel's arrays for
+// the GPU it runs on and the input it runs with.
 //
 // On a launch of a kernel with a new input signature (kernel, block, the program's dynamic
 // shared memory, device, each array's element size and extent; not the grid) after the first
@@ -29,21 +29,73 @@
 #include "trace/trace.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memplace::placer {
 
-/// What the Placer does with launches.
-enum class Mode : uint8_t {
+/// What the Placer does with launches (not memplace::Mode, an array's access mode).
+enum class PlacerMode : uint8_t {
     Off,   ///< nothing: every launch takes the default placement (MEMPLACE=off)
     Auto,  ///< trace a launch of each signature (the 2nd), place the later ones (the default)
     Trace, ///< trace every launch and run the engine, but never change the placement
 };
-std::string_view modeName(Mode m); ///< "off", "auto", "trace"
+std::string_view modeName(PlacerMode m); ///< "off", "auto", "trace"
+
+// The states of a signature's record (KernelRecord). Each has one name table (states.cpp):
+// stateName gives the name the report and the messages use, parse... reads it back ("" is
+// None where a state has one).
+
+/// KernelRecord::status.
+enum class RecordStatus : uint8_t {
+    Pending,  ///< "pending": to be traced, or its trace unfinished
+    Untraced, ///< "untraced": launched too few times to be traced, or beyond the kernel's trace
+              ///< bound: the original placement (`why` says which)
+    Placed,   ///< "placed"
+    Original, ///< "original": the decision is the original placement
+    Reverted, ///< "reverted": measured slower, back to the original
+    Observed, ///< "observed": trace mode, the decision is reported, not applied
+    Failed,   ///< "failed" (see KernelRecord::failure)
+};
+/// KernelRecord::source: where the decision came from ("", "trace", "cache").
+enum class RecordSource : uint8_t { None, Trace, Cache };
+/// KernelRecord::tuneState: on-line tuning ("", "running", "done", "skipped").
+enum class TuneState : uint8_t { None, Running, Done, Skipped };
+/// KernelRecord::jitState: the just-in-time instantiation asked for.
+enum class JitState : uint8_t {
+    None,       ///< "": none asked for
+    Pending,    ///< "pending"
+    Ready,      ///< "ready": placed launches run it
+    Failed,     ///< "failed"
+    Unavailable ///< "unavailable"
+};
+/// KernelRecord::jitOrigin: where the instantiation came from.
+enum class JitOrigin : uint8_t {
+    None,     ///< ""
+    Compiled, ///< "compiled": NVRTC ran
+    Cached,   ///< "cached": from the disk cache
+};
+/// How a launch ran ("", "specialized", "dynamic", "jit", "tracing"): the runtime's
+/// LaunchReport::dispatch read at the boundary (a name the runtime does not write reads as None).
+enum class Dispatch : uint8_t { None, Specialized, Dynamic, Jit, Tracing };
+
+std::string_view stateName(RecordStatus s);
+std::string_view stateName(RecordSource s);
+std::string_view stateName(TuneState s);
+std::string_view stateName(JitState s);
+std::string_view stateName(JitOrigin s);
+std::string_view stateName(Dispatch s);
+std::optional<RecordStatus> parseRecordStatus(std::string_view name);
+std::optional<RecordSource> parseRecordSource(std::string_view name);
+std::optional<TuneState> parseTuneState(std::string_view name);
+std::optional<JitState> parseJitState(std::string_view name);
+std::optional<JitOrigin> parseJitOrigin(std::string_view name);
+std::optional<Dispatch> parseDispatch(std::string_view name);
 
 struct Options {
-    Mode mode = Mode::Auto;
+    PlacerMode mode = PlacerMode::Auto;
     std::string spec; ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
     std::string
         specDir; ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
@@ -64,13 +116,13 @@ struct Options {
     int tracesPerKernel = 4;
     search::Algorithm search = search::Algorithm::BranchAndBound; ///< MEMPLACE_SEARCH
     /// MEMPLACE_SEARCH_MS: branch-and-bound stops after this long with the best placement found
-    /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (docs/NOTES.md).
+    /// (seeded with greedy's answer); 20 arrays took 26 s unbounded (decision 006).
     double searchMs = 50;
     /// The decision must be predicted this much faster than the original, else the original
     /// placement stays (no materialisation, no dynamic accessor for a marginal gain).
     double minSpeedup = 1.02;
     /// Predicted cost factor of a placement that was not compiled in (it runs through the
-    /// dynamic accessor, measured 1.00-1.95x on an H100: docs/NOTES.md): a compiled placement
+    /// dynamic accessor, measured 1.00-1.95x on an H100: decision 009): a compiled placement
     /// within this factor of the best is preferred.
     double dynamicPenalty = 1.10;
     /// Just-in-time instantiation (NVRTC) of a placement that was not compiled in, when the
@@ -111,14 +163,14 @@ struct Options {
     /// MEMPLACE_TUNE_EXPLORE: the shortlist also holds, for up to this many places, the best
     /// predicted move of one array there from the original that it does not hold yet (the
     /// fastest predicted first). The model ranks placements on one path better than it ranks
-    /// paths against each other (docs/NOTES.md, 2026-11-26). 0: none.
+    /// paths against each other (decision 015). 0: none.
     int tuneExplore = 2;
     double tuneMargin = 1.01;
     /// MEMPLACE_TIMING_SPIN_US: the GPU busy-waits this long before every launch the Placer
     /// times (the original's and the decision's samples, the tuning's candidates), so that the
     /// host's work for the launch is not in the measured interval; the evaluation's sweep does
     /// the same. Without it a kernel of a few microseconds measured up to 3x its time in the
-    /// tuning's first launches (docs/NOTES.md, 2026-11-26). 0: none.
+    /// tuning's first launches (decision 024). 0: none.
     double timingSpinUs = 100;
     /// The busy-wait is this share of the kernel's measured length (its original launch), at
     /// most timingSpinUs: enough to cover the host's work for a launch (a few microseconds) on
@@ -156,7 +208,7 @@ struct Overheads {
     /// materialising: texture objects, constant upload enqueue, attributes), plus the stream
     /// work materialisation queued (constant upload, pitched copies; measured with
     /// MEMPLACE_TIME=1). The dynamic accessor's per-launch kernel cost is not measured online
-    /// (docs/NOTES.md has it per kernel).
+    /// (decision 009; docs/eval/logs/runtime-places.md has it per kernel).
     double transformMs = 0;
     double transformHostMs = 0;
     double transformStreamMs = 0;
@@ -184,22 +236,17 @@ struct KernelRecord {
     std::vector<std::size_t> extents; ///< bytes (0: unknown)
     std::vector<std::size_t> elemSizes;
 
-    /// "pending" (to be traced, or its trace unfinished), "untraced" (launched too few times to
-    /// be traced, or beyond the kernel's trace bound: the original placement, `why` says
-    /// which), "placed", "original" (the decision is the original placement), "reverted"
-    /// (measured slower, back to the original), "observed" (trace mode: the decision is
-    /// reported, not applied), "failed" (see failure).
-    std::string status = "pending";
-    std::string source; ///< "trace" or "cache"
+    RecordStatus status = RecordStatus::Pending;
+    RecordSource source = RecordSource::None;
     std::string failure;
-    Placement decision;           ///< descriptor order (empty until decided)
-    Placement engineBest;         ///< the engine's best placement, compiled or not
-    std::string why;              ///< how the decision follows from the engine's result
-    bool compiled = false;        ///< the decision is among the compiled placements
-    double predictedSeconds = 0;  ///< of the decision
-    double originalSeconds = 0;   ///< of the original placement
-    double engineBestSeconds = 0; ///< of engineBest
-    std::string dispatch;         ///< the last placed launch's ("specialized", "dynamic"), else ""
+    Placement decision;                 ///< descriptor order (empty until decided)
+    Placement engineBest;               ///< the engine's best placement, compiled or not
+    std::string why;                    ///< how the decision follows from the engine's result
+    bool compiled = false;              ///< the decision is among the compiled placements
+    double predictedSeconds = 0;        ///< of the decision
+    double originalSeconds = 0;         ///< of the original placement
+    double engineBestSeconds = 0;       ///< of engineBest
+    Dispatch dispatch = Dispatch::None; ///< the last placed launch's
     std::vector<std::string> fallbacks; ///< arrays the runtime could not place as decided
 
     uint64_t launches = 0;
@@ -218,21 +265,20 @@ struct KernelRecord {
     Overheads overheads;
 
     // on-line tuning (Options::tuneCandidates)
-    std::vector<Placement> candidates;          ///< the shortlist measured against the original
-    std::vector<double> candidateMs;            ///< their medians (-1: not measured, dropped)
-    std::vector<std::string> candidateDispatch; ///< "specialized", "jit", "dynamic"
-    std::string tuneState;                      ///< "", "running", "done"
-    std::string tuneWhy;                        ///< the outcome
-    uint64_t tuningLaunches = 0;                ///< launches that ran a candidate
+    std::vector<Placement> candidates;       ///< the shortlist measured against the original
+    std::vector<double> candidateMs;         ///< their medians (-1: not measured, dropped)
+    std::vector<Dispatch> candidateDispatch; ///< how each ran: specialized, jit, dynamic
+    TuneState tuneState = TuneState::None;
+    std::string tuneWhy;         ///< the outcome
+    uint64_t tuningLaunches = 0; ///< launches that ran a candidate
 
     // just in time (NVRTC)
     Placement jitPlacement;         ///< asked for: placed instead of `decision` once compiled
     double jitPredictedSeconds = 0; ///< of jitPlacement
     std::string jitWhy;             ///< why it was asked for (or not)
-    /// "" (none asked), "pending", "ready" (placed launches run it), "failed", "unavailable"
-    std::string jitState;
-    std::string jitDetail;   ///< the runtime's reason, when failed or unavailable
-    std::string jitOrigin;   ///< "compiled" (NVRTC ran) or "cached" (from the disk cache)
+    JitState jitState = JitState::None;
+    std::string jitDetail; ///< the runtime's reason, when failed or unavailable
+    JitOrigin jitOrigin = JitOrigin::None;
     double jitCompileMs = 0; ///< NVRTC's time (background unless synchronous)
     double jitLoadMs = 0;    ///< reading the cache entry, loading the module
     bool jitBackground = false;
@@ -335,7 +381,8 @@ private:
 };
 
 /// Installs a Placer with these options as the runtime's PlacementPolicy (replacing any) and
-/// returns it; with Mode::Off it uninstalls. timeKernels switches the runtime's kernel timing on.
+/// returns it; with PlacerMode::Off it uninstalls. timeKernels switches the runtime's kernel timing
+/// on.
 std::shared_ptr<Placer> install(const Options& options = Options::fromEnvironment());
 /// Uninstalls the Placer (writing its report when it has a reportPath).
 void uninstall();

@@ -1,5 +1,5 @@
-// The evaluation's in-process sweep (issue 8): MEMPLACE=sweep installs a SweepPolicy around the
-// online Placer. For each input signature the Placer traces the first launch and decides as it
+// The evaluation's in-process sweep (decision 018): MEMPLACE=sweep installs a SweepPolicy around
+// the online Placer. For each input signature the Placer traces the first launch and decides as it
 // does under MEMPLACE=auto; the policy then builds a plan from the same trace (the original
 // placement, the default, the Placer's decision, the engine's best, the rule-based baseline,
 // the engine's top K, then every other feasible placement or a documented sample of them, each

@@ -30,7 +30,7 @@ struct AutoInstall {
         }
         const bool sweep = memplace::env::parseMemplaceEnv(std::getenv("MEMPLACE")).mode ==
                            memplace::env::EnvConfig::Mode::Sweep;
-        if (o.mode != Mode::Off && !installed()) {
+        if (o.mode != PlacerMode::Off && !installed()) {
             if (sweep) {
                 // The evaluation's sweep (placer/sweep.h) around the Placer.
                 std::vector<std::string> sw;

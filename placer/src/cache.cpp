@@ -17,10 +17,6 @@ constexpr const char* kFormat = "memplace-placer-cache";
 // 2: keys without the grid (gridFamilyKey), outcomes that are not decisions (`status`).
 constexpr int kVersion = 2;
 
-bool knownStatus(const std::string& s) {
-    return s == "placed" || s == "original" || s == "untraced" || s == "pending" || s == "failed";
-}
-
 } // namespace
 
 std::string hash16(std::string_view text) {
@@ -105,10 +101,11 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
             d.signature = e.value("signature", std::string());
             d.kernel = e.at("kernel").get<std::string>();
             d.arrays = e.at("arrays").get<std::vector<std::string>>();
-            d.status = e.value("status", std::string("placed"));
-            if (!knownStatus(d.status)) {
+            const auto status = parseCachedStatus(e.value("status", std::string("placed")));
+            if (!status) {
                 return "corrupt (unknown status " + dumpJson(e.at("status")) + ")";
             }
+            d.status = *status;
             d.why = e.value("why", std::string());
             d.launches = e.value("launches", uint64_t{0});
             d.traceAttempts = e.value("trace_attempts", 0);
@@ -212,7 +209,7 @@ std::string DecisionCache::serialise() const {
                       {"predicted_seconds", d.predictedSeconds},
                       {"original_seconds", d.originalSeconds},
                       {"engine_best", d.engineBest},
-                      {"status", d.status}});
+                      {"status", std::string(stateName(d.status))}});
         if (!d.decided()) {
             ds.back()["why"] = d.why;
             ds.back()["launches"] = d.launches;
@@ -220,7 +217,7 @@ std::string DecisionCache::serialise() const {
         if (d.traceBound) {
             ds.back()["trace_bound"] = true;
         }
-        if (d.status == "pending") {
+        if (d.status == CachedStatus::Pending) {
             ds.back()["trace_attempts"] = d.traceAttempts;
             ds.back()["sms"] = d.sms;
             ds.back()["blocks_per_sm"] = d.blocksPerSm;

@@ -6,9 +6,13 @@
 #include "placer_internal.h"
 #include "search/search.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <numeric>
+#include <tuple>
 
 namespace memplace::placer {
 
@@ -36,11 +40,17 @@ std::vector<Placement> explorationMoves(const model::Model& m,
             moves.push_back(std::move(best));
         }
     }
-    std::stable_sort(moves.begin(), moves.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Cheapest first; equal costs keep the places' order. (std::sort with the position as the
+    // tie-break: libstdc++ 12's std::stable_sort uses the deprecated get_temporary_buffer, which
+    // clang warns about wherever it is instantiated.)
+    std::vector<std::size_t> byCost(moves.size());
+    std::iota(byCost.begin(), byCost.end(), std::size_t{0});
+    std::sort(byCost.begin(), byCost.end(), [&](std::size_t a, std::size_t b) {
+        return moves[a].first != moves[b].first ? moves[a].first < moves[b].first : a < b;
+    });
     std::vector<Placement> out;
-    for (std::size_t k = 0; k < moves.size() && static_cast<int>(k) < count; ++k) {
-        out.push_back(std::move(moves[k].second));
+    for (std::size_t k = 0; k < byCost.size() && static_cast<int>(k) < count; ++k) {
+        out.push_back(std::move(moves[byCost[k]].second));
     }
     return out;
 }
@@ -144,9 +154,12 @@ struct EngineChoice {
         for (const Option& o : options_) {
             order.push_back(&o);
         }
-        std::stable_sort(order.begin(), order.end(), [](const Option* a, const Option* b) {
-            return std::make_tuple(a->cycles, !a->compiled, a->changed) <
-                   std::make_tuple(b->cycles, !b->compiled, b->changed);
+        // Ties keep the options' order: `order` points into options_ in order, so the pointers
+        // break them (no std::stable_sort, see explorationMoves).
+        std::sort(order.begin(), order.end(), [](const Option* a, const Option* b) {
+            const auto ka = std::make_tuple(a->cycles, !a->compiled, a->changed);
+            const auto kb = std::make_tuple(b->cycles, !b->compiled, b->changed);
+            return ka != kb ? ka < kb : std::less<>{}(a, b);
         });
         std::vector<double> times{originalCycles};
         auto distinct = [&](double c) {

@@ -65,7 +65,7 @@ struct ExitHook : PlacementPolicy {
 } // namespace
 
 std::shared_ptr<Placer> install(const Options& options) {
-    if (options.mode == Mode::Off) {
+    if (options.mode == PlacerMode::Off) {
         uninstall();
         return nullptr;
     }

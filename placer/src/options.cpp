@@ -8,11 +8,11 @@
 
 namespace memplace::placer {
 
-std::string_view modeName(Mode m) {
+std::string_view modeName(PlacerMode m) {
     switch (m) {
-    case Mode::Off:
+    case PlacerMode::Off:
         return "off";
-    case Mode::Trace:
+    case PlacerMode::Trace:
         return "trace";
     default:
         return "auto";
@@ -27,13 +27,13 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     switch (memplace.mode) {
     case env::EnvConfig::Mode::Off:
     case env::EnvConfig::Mode::Force:
-        o.mode = Mode::Off;
+        o.mode = PlacerMode::Off;
         break;
     case env::EnvConfig::Mode::Trace:
-        o.mode = Mode::Trace;
+        o.mode = PlacerMode::Trace;
         break;
     default:
-        o.mode = Mode::Auto;
+        o.mode = PlacerMode::Auto;
         break;
     }
     o.spec = env::readText("MEMPLACE_SPEC").value_or(o.spec);

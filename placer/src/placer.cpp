@@ -23,7 +23,7 @@ Decision Placer::decide(const LaunchInfo& info) {
     Impl& m = *impl_;
     std::lock_guard<std::mutex> g(m.mu);
     Decision d;
-    if (m.options.mode == Mode::Off) {
+    if (m.options.mode == PlacerMode::Off) {
         return d;
     }
     DeviceState& dev = m.device(info.device);
@@ -38,7 +38,7 @@ Decision Placer::decide(const LaunchInfo& info) {
         e.grids.emplace(info.grid.x, info.grid.y, info.grid.z);
         e.rec.grids = e.grids.size();
     }
-    if (m.options.mode == Mode::Trace) {
+    if (m.options.mode == PlacerMode::Trace) {
         return m.traceLaunch(info, dev, e, ei);
     }
     switch (e.phase) {
@@ -78,7 +78,7 @@ Decision Placer::Impl::traceOrWait(const LaunchInfo& info, const DeviceState& de
         int& traces = tracesOf[{info.device, info.kernel}];
         if (traces >= options.tracesPerKernel) {
             e.phase = Entry::Phase::Untraced;
-            e.rec.status = "untraced";
+            e.rec.status = RecordStatus::Untraced;
             e.rec.why = "not traced: " + std::to_string(traces) + " signature(s) of " +
                         info.kernel +
                         " were traced in this run, the bound (MEMPLACE_TRACES_PER_KERNEL); "
@@ -144,7 +144,7 @@ void Placer::traced(const LaunchInfo& info, TraceResult result) {
         if (it != m.index.end()) {
             Entry& e = m.entries[it->second];
             e.phase = Entry::Phase::Failed;
-            e.rec.status = "failed";
+            e.rec.status = RecordStatus::Failed;
             e.rec.failure = std::string("the Placer failed: ") + ex.what();
         }
         m.warn(info.kernel + ": the Placer failed (" + ex.what() +
@@ -184,7 +184,7 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
                                           JitContext{info.jitAvailable, info.jitSynchronous});
     if (!er) {
         e.phase = Entry::Phase::Failed;
-        r.status = "failed";
+        r.status = RecordStatus::Failed;
         r.failure = er.message();
         m.warn(info.kernel + ": " + r.failure + "; the original placement stays");
         return;
@@ -193,7 +193,7 @@ void Placer::tracedLocked(const LaunchInfo& info, TraceResult result) {
 }
 
 /// The traced run's outputs differ from the original's: whether the signature keeps its
-/// original placement for it (Mode::Auto), else noted.
+/// original placement for it (PlacerMode::Auto), else noted.
 bool Placer::Impl::keepsOriginalForOutputs(const LaunchInfo& info, const TraceResult& result,
                                            Entry& e, DeviceState& dev) {
     KernelRecord& r = e.rec;
@@ -203,8 +203,8 @@ bool Placer::Impl::keepsOriginalForOutputs(const LaunchInfo& info, const TraceRe
                             result.differing +
                             "): the kernel races, is not deterministic, or its traced build "
                             "computes differently";
-    if (options.mode == Mode::Auto) {
-        r.source = "trace";
+    if (options.mode == PlacerMode::Auto) {
+        r.source = RecordSource::Trace;
         keepOriginal(e, dev, why);
         warn(info.kernel + ": " + why + "; the original placement stays");
         return true;
@@ -249,7 +249,7 @@ std::optional<trace::Trace> Placer::Impl::convertTrace(const LaunchInfo& info,
     }
     if (!t) {
         e.phase = Entry::Phase::Failed;
-        r.status = "failed";
+        r.status = RecordStatus::Failed;
         r.failure = "the trace does not convert: " + t.message();
         warn(info.kernel + ": " + r.failure + "; the original placement stays");
         return std::nullopt;
@@ -267,7 +267,7 @@ std::optional<trace::Trace> Placer::Impl::convertTrace(const LaunchInfo& info,
     return std::move(*t);
 }
 
-/// The engine's decision recorded, applied (Mode::Auto), tuned when asked, and cached.
+/// The engine's decision recorded, applied (PlacerMode::Auto), tuned when asked, and cached.
 void Placer::Impl::applyEngineResult(const LaunchInfo& info, Entry& e, DeviceState& dev,
                                      const EngineResult& er) {
     KernelRecord& r = e.rec;
@@ -281,20 +281,20 @@ void Placer::Impl::applyEngineResult(const LaunchInfo& info, Entry& e, DeviceSta
     r.originalSeconds = er.originalSeconds;
     r.engineBestSeconds = er.bestSeconds;
     r.why = er.why;
-    r.source = "trace";
+    r.source = RecordSource::Trace;
     r.jitPlacement = er.jitPlacement;
     r.jitPredictedSeconds = er.jitSeconds;
     r.jitWhy = !er.jitWhy.empty()  ? er.jitWhy
                : info.jitAvailable ? std::string()
                                    : "JIT unavailable: " + info.jitUnavailable;
-    r.jitState = er.jitPlacement.empty() ? std::string() : "pending";
+    r.jitState = er.jitPlacement.empty() ? JitState::None : JitState::Pending;
     for (const std::string& n : er.notes) {
         if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) {
             r.notes.push_back(n);
         }
     }
-    if (options.mode == Mode::Trace) {
-        r.status = "observed";
+    if (options.mode == PlacerMode::Trace) {
+        r.status = RecordStatus::Observed;
         return; // every launch is traced; nothing is applied
     }
     e.phase = Entry::Phase::Decided;
@@ -311,9 +311,9 @@ void Placer::Impl::applyEngineResult(const LaunchInfo& info, Entry& e, DeviceSta
             e.candidates.push_back(std::move(c));
         }
         e.tuning = true;
-        r.tuneState = "running";
+        r.tuneState = TuneState::Running;
     }
-    r.status = er.original && e.jit.empty() ? "original" : "placed";
+    r.status = er.original && e.jit.empty() ? RecordStatus::Original : RecordStatus::Placed;
     if (dev.cache) {
         storeDecision(dev, r, er.decision, er.decisionSeconds, er.jitPlacement, er.jitSeconds);
     }
@@ -364,12 +364,12 @@ void Placer::launched(const LaunchInfo& info, const LaunchReport& report) {
 /// A traced launch's report: traced, or why not (it cannot be shadowed, or tracing failed).
 void Placer::Impl::tracedReported(const LaunchInfo& info, Entry& e, const LaunchReport& report) {
     KernelRecord& r = e.rec;
-    if (report.dispatch == "tracing") {
+    if (dispatchOf(report) == Dispatch::Tracing) {
         ++r.tracedLaunches;
     } else if (!report.notShadowed.empty()) {
         // Not traced: the launch cannot be shadowed, so tracing it could change its results.
         ++r.originalLaunches;
-        if (e.phase == Entry::Phase::NeedTrace && options.mode == Mode::Auto) {
+        if (e.phase == Entry::Phase::NeedTrace && options.mode == PlacerMode::Auto) {
             keepOriginal(e, device(info.device), "not traced: " + report.notShadowed);
         }
     } else {
@@ -378,9 +378,9 @@ void Placer::Impl::tracedReported(const LaunchInfo& info, Entry& e, const Launch
         for (const std::string& err : report.errors) {
             warn(info.kernel + ": tracing failed: " + err);
         }
-        if (e.phase == Entry::Phase::NeedTrace && options.mode == Mode::Auto) {
+        if (e.phase == Entry::Phase::NeedTrace && options.mode == PlacerMode::Auto) {
             e.phase = Entry::Phase::Failed;
-            r.status = "failed";
+            r.status = RecordStatus::Failed;
             r.failure = "the launch could not be traced";
         }
     }
@@ -391,34 +391,36 @@ void Placer::Impl::placedReported(Entry& e, const LaunchReport& report) {
     KernelRecord& r = e.rec;
     ++r.placedLaunches;
     e.placedHostUs.push_back(report.hostMicros);
-    r.dispatch = report.dispatch;
+    r.dispatch = dispatchOf(report);
     if (!e.jit.empty()) {
-        if (report.dispatch == "jit") {
+        if (r.dispatch == Dispatch::Jit) {
             if (!e.jitRunning) {
                 // From now on placed launches run the JIT placement: measure that one.
                 e.jitRunning = true;
                 e.placedMs.clear();
                 e.placedStreamMs.clear();
             }
-            r.jitState = "ready";
-            if (report.jit == "compiled" || report.jit == "cached") {
-                r.jitOrigin = report.jit;
+            r.jitState = JitState::Ready;
+            const std::optional<JitOrigin> origin = parseJitOrigin(report.jit);
+            if (origin && *origin != JitOrigin::None) { // the first launch of one
+                r.jitOrigin = *origin;
                 r.jitCompileMs += report.jitCompileMs;
                 r.jitLoadMs += report.jitLoadMs;
                 r.jitBackground = report.jitBackground;
             }
-        } else if (report.jit == "failed" || report.jit == "unavailable") {
+        } else if (const std::optional<JitState> given = parseJitState(report.jit);
+                   given == JitState::Failed || given == JitState::Unavailable) {
             // The decision stays; no more asking.
-            r.jitState = report.jit;
+            r.jitState = *given;
             r.jitDetail = report.jitDetail;
             r.notes.push_back("just-in-time instantiation " + report.jit + ": " + report.jitDetail +
                               "; the decision stays");
             e.jit.clear();
             if (e.applied == e.original) {
-                r.status = "original";
+                r.status = RecordStatus::Original;
             }
-        } else if (report.jit == "pending") {
-            r.jitState = "pending";
+        } else if (given == JitState::Pending) {
+            r.jitState = JitState::Pending;
         }
     }
     for (const ArrayReport& a : report.arrays) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memplace::placer {
@@ -65,7 +66,7 @@ struct Candidate {
     bool dropped = false;
     bool viaJit = false; ///< runs as its JIT instantiation (asked for at each of its launches)
     bool warmed = false; ///< its untimed first launch ran it
-    std::string dispatch;
+    Dispatch dispatch = Dispatch::None;
 };
 
 struct Entry {
@@ -76,8 +77,8 @@ struct Entry {
     Sampling sampling;
     bool traceCounted = false; ///< counted in its kernel's traces (Options::tracesPerKernel)
     std::set<std::tuple<unsigned, unsigned, unsigned>> grids; ///< launched (a grid family)
-    /// The outcome the decision cache holds for it ("status|why"), not stored again.
-    std::string cachedOutcome;
+    /// The outcome the decision cache holds for it (status, why), not stored again.
+    std::optional<std::pair<CachedStatus, std::string>> cachedOutcome;
     /// The kernel's length in microseconds from its probe launch (Kind::Probe); -1: unknown.
     double kernelUs = -1;
     bool probePending = false; ///< its probe launch is not timed yet
@@ -114,6 +115,12 @@ struct DeviceState {
     std::unique_ptr<DecisionCache> cache;
 };
 
+/// How a launch ran, the runtime's LaunchReport::dispatch as the Placer's state (the runtime
+/// writes no other names than Dispatch's).
+inline Dispatch dispatchOf(const LaunchReport& report) {
+    return parseDispatch(report.dispatch).value_or(Dispatch::None);
+}
+
 /// A placement as JSON: {array name: place name}.
 inline nlohmann::json placementJson(const std::vector<std::string>& names, const Placement& p) {
     nlohmann::json j = nlohmann::json::object();
@@ -128,6 +135,7 @@ inline nlohmann::json placementJson(const std::vector<std::string>& names, const
 using detail::Candidate;
 using detail::Clock;
 using detail::DeviceState;
+using detail::dispatchOf;
 using detail::Entry;
 using detail::Kind;
 using detail::median;

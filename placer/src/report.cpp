@@ -9,7 +9,7 @@ namespace memplace::placer {
 
 void Placer::Impl::finalise(KernelRecord& r, const Entry& e) const {
     if (waitingForTrace(e)) {
-        r.status = "untraced";
+        r.status = RecordStatus::Untraced;
         r.why = untracedWhy(r.launches);
     }
     r.originalKernelMs = median(e.originalMs);
@@ -60,6 +60,12 @@ json orNull(double v) {
     return v < 0 ? json(nullptr) : json(v);
 }
 
+/// A state's name; null for None (no JIT asked for, no tuning, no placed launch).
+template <class State>
+json stateOrNull(State s) {
+    return s == State::None ? json(nullptr) : json(std::string(stateName(s)));
+}
+
 /// The record's launch signature: its kernel's grid family and arrays.
 json signatureJson(const KernelRecord& r) {
     json arrays = json::array();
@@ -85,9 +91,9 @@ void addJitAndTuning(json& j, const KernelRecord& r) {
                 {"predicted_us",
                  r.jitPlacement.empty() ? json(nullptr) : json(r.jitPredictedSeconds * 1e6)},
                 {"why", r.jitWhy},
-                {"state", r.jitState.empty() ? json(nullptr) : json(r.jitState)},
+                {"state", stateOrNull(r.jitState)},
                 {"detail", r.jitDetail},
-                {"origin", r.jitOrigin.empty() ? json(nullptr) : json(r.jitOrigin)},
+                {"origin", stateOrNull(r.jitOrigin)},
                 {"compile_ms", r.jitCompileMs},
                 {"load_ms", r.jitLoadMs},
                 {"background", r.jitBackground}};
@@ -96,11 +102,10 @@ void addJitAndTuning(json& j, const KernelRecord& r) {
         cands.push_back(
             {{"placement", placementJson(r.arrays, r.candidates[i])},
              {"median_ms", i < r.candidateMs.size() ? orNull(r.candidateMs[i]) : json(nullptr)},
-             {"dispatch", i < r.candidateDispatch.size() && !r.candidateDispatch[i].empty()
-                              ? json(r.candidateDispatch[i])
-                              : json(nullptr)}});
+             {"dispatch", i < r.candidateDispatch.size() ? stateOrNull(r.candidateDispatch[i])
+                                                         : json(nullptr)}});
     }
-    j["tuning"] = {{"state", r.tuneState.empty() ? json(nullptr) : json(r.tuneState)},
+    j["tuning"] = {{"state", stateOrNull(r.tuneState)},
                    {"why", r.tuneWhy},
                    {"candidates", cands},
                    {"launches", r.tuningLaunches}};
@@ -134,8 +139,8 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
     json j;
     j["kernel"] = r.kernel;
     j["signature"] = signatureJson(r);
-    j["status"] = r.status;
-    j["source"] = r.source;
+    j["status"] = std::string(stateName(r.status));
+    j["source"] = std::string(stateName(r.source));
     if (!r.failure.empty()) {
         j["failure"] = r.failure;
     }
@@ -146,7 +151,7 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
     j["engine_best"] = r.engineBest.empty() ? json(nullptr) : placementJson(r.arrays, r.engineBest);
     j["why"] = r.why;
     j["compiled"] = r.compiled;
-    j["dispatch"] = r.dispatch.empty() ? json(nullptr) : json(r.dispatch);
+    j["dispatch"] = stateOrNull(r.dispatch);
     json pred = json::object();
     if (!r.decision.empty()) {
         pred["decision_us"] = r.predictedSeconds * 1e6;

@@ -97,12 +97,12 @@ Entry& Placer::Impl::entry(const LaunchInfo& info, const std::string& key, Devic
         if (c->arrays == r.arrays && c->placement.size() == r.arrays.size()) {
             e.phase = Entry::Phase::Decided;
             e.verified = true;
-            r.source = "cache";
+            r.source = RecordSource::Cache;
             r.decision = c->placement;
             e.applied = c->placement;
             r.predictedSeconds = c->predictedSeconds;
             r.originalSeconds = c->originalSeconds;
-            r.status = c->placement == e.original ? "original" : "placed";
+            r.status = c->placement == e.original ? RecordStatus::Original : RecordStatus::Placed;
             r.why = "from the decision cache " + dev.cache->file().string();
             if (!c->engineBest.empty()) {
                 r.notes.push_back("engine's best when decided: " + c->engineBest);
@@ -115,8 +115,8 @@ Entry& Placer::Impl::entry(const LaunchInfo& info, const std::string& key, Devic
                 r.jitPlacement = c->jitPlacement;
                 r.jitPredictedSeconds = c->jitSeconds;
                 r.jitWhy = "from the decision cache";
-                r.jitState = "pending";
-                r.status = "placed";
+                r.jitState = JitState::Pending;
+                r.status = RecordStatus::Placed;
             }
         }
     }
@@ -125,22 +125,22 @@ Entry& Placer::Impl::entry(const LaunchInfo& info, const std::string& key, Devic
 
 void Placer::Impl::cachedOutcome(Entry& e, const CachedDecision& c) {
     KernelRecord& r = e.rec;
-    e.cachedOutcome = c.status + "|" + c.why;
-    if (c.status == "failed") {
+    e.cachedOutcome = {c.status, c.why};
+    if (c.status == CachedStatus::Failed) {
         e.phase = Entry::Phase::Failed;
-        r.status = "failed";
-        r.source = "cache";
+        r.status = RecordStatus::Failed;
+        r.source = RecordSource::Cache;
         r.failure = "in an earlier run (decision cache): " + c.why;
-    } else if (c.status == "untraced" && c.traceBound) {
+    } else if (c.status == CachedStatus::Untraced && c.traceBound) {
         e.phase = Entry::Phase::Untraced;
-        r.status = "untraced";
-        r.source = "cache";
+        r.status = RecordStatus::Untraced;
+        r.source = RecordSource::Cache;
         r.why = c.why + " (in an earlier run; decision cache)";
-    } else if (c.status == "untraced") {
+    } else if (c.status == CachedStatus::Untraced) {
         // Launched too few times to be traced: the same rule applies in this run.
-        r.source = "cache";
+        r.source = RecordSource::Cache;
         r.notes.push_back("an earlier run did not trace it either: " + c.why);
-    } else if (c.status == "pending") {
+    } else if (c.status == CachedStatus::Pending) {
         // Its trace overflowed and the run ended before the next attempt: this run goes on
         // from there (fewer blocks), the attempts counted across runs.
         r.traceAttempts = std::max(0, c.traceAttempts);
@@ -169,7 +169,7 @@ void Placer::Impl::keepOriginal(Entry& e, DeviceState& dev, const std::string& w
     e.jit.clear();
     e.verified = true; // nothing to verify: the original runs
     r.decision = e.original;
-    r.status = "original";
+    r.status = RecordStatus::Original;
     r.why = why;
     if (dev.cache) {
         storeDecision(dev, r, e.original, 0, {}, 0);
@@ -196,13 +196,14 @@ void Placer::Impl::storeDecision(DeviceState& dev, const KernelRecord& r,
 }
 
 bool Placer::Impl::waitingForTrace(const Entry& e) const {
-    return options.mode == Mode::Auto && e.phase == Entry::Phase::NeedTrace && !e.traceCounted;
+    return options.mode == PlacerMode::Auto && e.phase == Entry::Phase::NeedTrace &&
+           !e.traceCounted;
 }
 
 void Placer::storeOutcomes() {
     Impl& m = *impl_;
     std::lock_guard<std::mutex> g(m.mu);
-    if (m.options.mode != Mode::Auto) {
+    if (m.options.mode != PlacerMode::Auto) {
         return; // trace mode decides nothing
     }
     std::map<int, std::vector<CachedDecision>> outcomes; // per device
@@ -219,25 +220,25 @@ void Placer::storeOutcomes() {
         c.arrays = r.arrays;
         c.launches = r.launches;
         if (e.phase == Entry::Phase::NeedTrace && r.traceAttempts > 0) {
-            c.status = "pending";
+            c.status = CachedStatus::Pending;
             c.why = "the trace overflowed and the run ended before it was finished";
             c.traceAttempts = r.traceAttempts;
             c.sms = e.sampling.sms;
             c.blocksPerSm = e.sampling.blocksPerSm;
         } else if (e.phase == Entry::Phase::NeedTrace) {
-            c.status = "untraced";
+            c.status = CachedStatus::Untraced;
             c.why = m.untracedWhy(r.launches);
         } else if (e.phase == Entry::Phase::Untraced) {
-            c.status = "untraced";
+            c.status = CachedStatus::Untraced;
             c.why = r.why;
             c.traceBound = true;
-        } else if (e.phase == Entry::Phase::Failed && r.source != "cache") {
-            c.status = "failed";
+        } else if (e.phase == Entry::Phase::Failed && r.source != RecordSource::Cache) {
+            c.status = CachedStatus::Failed;
             c.why = r.failure;
         } else {
             continue;
         }
-        if (e.cachedOutcome == c.status + "|" + c.why) {
+        if (e.cachedOutcome == std::pair(c.status, c.why)) {
             continue; // the cache says so already
         }
         outcomes[r.device].push_back(std::move(c));

@@ -472,7 +472,7 @@ void SweepPolicy::traced(const LaunchInfo& info, TraceResult trace) {
     m.placer->traced(info, std::move(trace));
     const std::string key = signatureKey(info);
     const std::optional<KernelRecord> rec = m.record(gridFamilyKey(info)); // the Placer's key
-    if (rec && rec->status == "pending") {
+    if (rec && rec->status == RecordStatus::Pending) {
         return; // the Placer traces again (overflow)
     }
     std::lock_guard<std::mutex> g(m.mu);
@@ -646,7 +646,7 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
          {"unequal", unequal},
          {"original", pj(sig.plan.entries.empty() ? Placement{} : sig.plan.entries[0].placement)},
          {"memplace", rec.decision.empty() ? json(nullptr) : pj(rec.decision)},
-         {"memplace_status", rec.status},
+         {"memplace_status", std::string(stateName(rec.status))},
          {"memplace_compiled", rec.compiled},
          {"memplace_why", rec.why},
          {"engine_best", rec.engineBest.empty() ? json(nullptr) : pj(rec.engineBest)},
@@ -663,8 +663,8 @@ void SweepPolicy::swept(const LaunchInfo& info, std::vector<SweepResult> results
 
 std::shared_ptr<SweepPolicy> installSweep(const Options& options, const SweepOptions& sweep) {
     Options o = options;
-    if (o.mode != Mode::Auto) {
-        o.mode = Mode::Auto;
+    if (o.mode != PlacerMode::Auto) {
+        o.mode = PlacerMode::Auto;
     }
     // Every signature is swept from its first launch: an evaluation program may launch a kernel
     // once, and what a trace costs does not matter here.

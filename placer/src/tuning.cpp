@@ -111,7 +111,7 @@ void Placer::Impl::maybeRevert(Entry& e) {
                       "%zu launches): back to the original placement",
                       p, o, e.placedMs.size(), e.originalMs.size());
         e.rec.notes.emplace_back(buf);
-        e.rec.status = "reverted";
+        e.rec.status = RecordStatus::Reverted;
         e.applied = e.original;
         e.jit.clear();
         e.jitRunning = false;
@@ -160,7 +160,7 @@ std::optional<Decision> Placer::Impl::probeStep(Entry& e, std::size_t ei, const 
 void Placer::Impl::skipTuning(Entry& e) {
     e.tuning = false;
     KernelRecord& r = e.rec;
-    r.tuneState = "skipped";
+    r.tuneState = TuneState::Skipped;
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "not tuned: the original launch measured %.1f us, below %.1f us "
@@ -238,13 +238,13 @@ bool Placer::Impl::candidateLaunched(Entry& e, const LaunchReport& report) {
         same = report.arrays[i].placed == c.p[i];
         fallback = fallback || !report.arrays[i].fallback.empty();
     }
-    if (c.viaJit && report.dispatch != "jit") {
+    if (c.viaJit && dispatchOf(report) != Dispatch::Jit) {
         same = false; // the decision (or the dynamic accessor) ran while it compiles
     }
     const bool waiting = report.jit == "pending" || report.jit == "not-requested";
     if (same && !fallback) {
         c.warmed = true;
-        c.dispatch = report.dispatch;
+        c.dispatch = dispatchOf(report);
         if (timedLaunch && report.timed) {
             return true;
         }
@@ -269,7 +269,7 @@ void Placer::Impl::finishTuning(Entry& e) {
     if (std::all_of(e.candidates.begin(), e.candidates.end(),
                     [](const Candidate& c) { return c.dropped; })) {
         e.tuning = false;
-        e.rec.tuneState = "done";
+        e.rec.tuneState = TuneState::Done;
         e.rec.tuneWhy = "tuning: no candidate could be measured; the decision stays";
         e.rec.notes.push_back(e.rec.tuneWhy);
         return;
@@ -296,7 +296,7 @@ void Placer::Impl::finishTuning(Entry& e) {
     e.tuned = true;
     e.verified = true; // measured against the original: no revert check on top
     KernelRecord& r = e.rec;
-    r.tuneState = "done";
+    r.tuneState = TuneState::Done;
     r.candidateMs.clear();
     r.candidateDispatch.clear();
     for (const Candidate& c : e.candidates) {
@@ -319,14 +319,15 @@ void Placer::Impl::finishTuning(Entry& e) {
                       "%.4f ms: placed",
                       w + 1, e.candidates.size(), median(c.ms), median(e.originalMs));
         e.applied = c.p;
-        e.jit = c.compiled || c.dispatch != "jit" ? Placement{} : c.p;
+        e.jit = c.compiled || c.dispatch != Dispatch::Jit ? Placement{} : c.p;
     }
     r.tuneWhy = buf;
     r.notes.emplace_back(buf);
     e.jitRunning = false;
     e.placedMs.clear();
     e.placedStreamMs.clear();
-    r.status = e.applied == e.original && e.jit.empty() ? "original" : "placed";
+    r.status =
+        e.applied == e.original && e.jit.empty() ? RecordStatus::Original : RecordStatus::Placed;
     auto d = devices.find(r.device);
     if (d != devices.end() && d->second.cache) {
         storeDecision(d->second, r, e.applied, r.predictedSeconds, e.jit, 0);

@@ -31,7 +31,7 @@ using mptest::randomFloat;
 /// trace's outcome from the first launch on; the default's tests set traceAfter themselves.
 Options testOptions() {
     Options o;
-    o.mode = Mode::Auto;
+    o.mode = PlacerMode::Auto;
     o.quiet = true;
     o.specDir.clear();
     o.traceAfter = 0;
@@ -205,11 +205,11 @@ TEST_F(PlacerTest, ScatteredLookupTracedThenSharedThenANewSignatureAnew) {
     ASSERT_EQ(ks.size(), 1u);
     const KernelRecord& k = ks[0];
     EXPECT_EQ(k.kernel, "scattered_lookup");
-    EXPECT_EQ(k.status, "placed");
-    EXPECT_EQ(k.source, "trace");
+    EXPECT_EQ(k.status, RecordStatus::Placed);
+    EXPECT_EQ(k.source, RecordSource::Trace);
     EXPECT_EQ(k.decision, (Placement{Place::Shared, Place::Global}));
     EXPECT_TRUE(k.compiled);
-    EXPECT_EQ(k.dispatch, "specialized");
+    EXPECT_EQ(k.dispatch, Dispatch::Specialized);
     EXPECT_EQ(k.launches, 4u);
     EXPECT_EQ(k.tracedLaunches, 1u);
     EXPECT_EQ(k.placedLaunches, 3u);
@@ -238,7 +238,7 @@ TEST_F(PlacerTest, ScatteredLookupTracedThenSharedThenANewSignatureAnew) {
 TEST_F(PlacerTest, WarpUniformTableGoesToConstantOrGlobal) {
     // A 16 KB table read warp-uniformly: constant (broadcast) or global (L1 hits); never
     // texture, and not shared, whose staging buys nothing here (measured on an H100: global
-    // 0.159 ms, shared 0.170, constant 0.85; docs/NOTES.md).
+    // 0.159 ms, shared 0.170, constant 0.85; docs/eval/logs/runtime-places.md, decision 014).
     auto placer = install(testOptions());
     Lookup u(true, 1 << 15, 32, 4095);
     LaunchReport r;
@@ -278,7 +278,7 @@ TEST_F(PlacerTest, StreamingStaysOriginalAndResultsMatchEveryLaunch) {
     }
     const auto ks = placer->kernels();
     ASSERT_EQ(ks.size(), 1u);
-    EXPECT_EQ(ks[0].status, "original");
+    EXPECT_EQ(ks[0].status, RecordStatus::Original);
     EXPECT_EQ(ks[0].decision, (Placement{Place::Global, Place::Global}));
     EXPECT_EQ(ks[0].originalLaunches, 3u);
 }
@@ -310,14 +310,14 @@ TEST_F(PlacerTest, EveryHandRewrittenKernelStaysBitwiseEqual) {
         c->teardown();
     }
     for (const KernelRecord& k : placer->kernels()) {
-        EXPECT_NE(k.status, "failed") << k.kernel << ": " << k.failure;
-        EXPECT_NE(k.status, "pending") << k.kernel;
+        EXPECT_NE(k.status, RecordStatus::Failed) << k.kernel << ": " << k.failure;
+        EXPECT_NE(k.status, RecordStatus::Pending) << k.kernel;
         std::string d;
         for (std::size_t i = 0; i < k.decision.size(); ++i) {
             d += " " + k.arrays[i] + "=" + std::string(placeName(k.decision[i]));
         }
-        std::printf("%-18s %-9s%s (%s)\n", k.kernel.c_str(), k.status.c_str(), d.c_str(),
-                    k.why.c_str());
+        std::printf("%-18s %-9s%s (%s)\n", k.kernel.c_str(),
+                    std::string(stateName(k.status)).c_str(), d.c_str(), k.why.c_str());
         // Atomics stay global (or l2persist).
         if (k.kernel == "histogram") {
             EXPECT_TRUE(k.decision[1] == Place::Global || k.decision[1] == Place::L2Persist);
@@ -414,7 +414,7 @@ TEST_F(PlacerTest, DecisionsPersistAndACorruptCacheIsIgnored) {
         EXPECT_EQ(r.arrays[0].placed, Place::Shared);
         const auto ks = placer->kernels();
         ASSERT_EQ(ks.size(), 1u);
-        EXPECT_EQ(ks[0].source, "cache");
+        EXPECT_EQ(ks[0].source, RecordSource::Cache);
         EXPECT_EQ(ks[0].tracedLaunches, 0u);
         EXPECT_TRUE(placer->warnings().empty());
         const auto j = nlohmann::json::parse(placer->reportJson());
@@ -500,7 +500,7 @@ TEST_F(PlacerTest, TheReportGoesThroughLinksAndDevicesWithoutReplacingThem) {
 
 TEST_F(PlacerTest, TraceModeTracesEveryLaunchAndChangesNothing) {
     Options o = testOptions();
-    o.mode = Mode::Trace;
+    o.mode = PlacerMode::Trace;
     const fs::path dir = tempDir("traces");
     o.traceDir = dir.string();
     auto placer = install(o);
@@ -512,7 +512,7 @@ TEST_F(PlacerTest, TraceModeTracesEveryLaunchAndChangesNothing) {
     }
     const auto ks = placer->kernels();
     ASSERT_EQ(ks.size(), 1u);
-    EXPECT_EQ(ks[0].status, "observed");
+    EXPECT_EQ(ks[0].status, RecordStatus::Observed);
     EXPECT_EQ(ks[0].tracedLaunches, 3u);
     EXPECT_EQ(ks[0].placedLaunches, 0u);
     EXPECT_EQ(ks[0].decision[0], Place::Shared); // what auto would do
@@ -527,7 +527,7 @@ TEST_F(PlacerTest, TraceModeTracesEveryLaunchAndChangesNothing) {
 
 TEST_F(PlacerTest, OffAndForceLeaveTheDefault) {
     Options o = testOptions();
-    o.mode = Mode::Off;
+    o.mode = PlacerMode::Off;
     EXPECT_EQ(install(o), nullptr);
     EXPECT_EQ(installed(), nullptr);
     Lookup a(false, 1 << 13, 16, 4095);
@@ -564,7 +564,7 @@ TEST_F(PlacerTest, OverflowTracesAgainWithFewerBlocks) {
     EXPECT_EQ(ks[0].traceAttempts, 3); // the third is taken truncated
     EXPECT_TRUE(ks[0].truncated);
     EXPECT_EQ(ks[0].tracedLaunches, 3u);
-    EXPECT_NE(ks[0].status, "failed");
+    EXPECT_NE(ks[0].status, RecordStatus::Failed);
     bool noted = false;
     for (const std::string& n : ks[0].notes) {
         noted = noted || n.find("overflowed") != std::string::npos;
@@ -605,7 +605,7 @@ TEST_F(PlacerTest, ConcurrentHostThreads) {
     for (const KernelRecord& k : ks) {
         EXPECT_EQ(k.tracedLaunches, 1u) << k.signature; // each signature traced once
         EXPECT_EQ(k.launches, 10u) << k.signature;
-        EXPECT_NE(k.status, "failed");
+        EXPECT_NE(k.status, RecordStatus::Failed);
     }
 }
 
@@ -669,9 +669,10 @@ TEST_F(PlacerTest, ConcurrentThreadsEachQueueOnTwoStreamsWithoutSynchronising) {
     for (const KernelRecord& k : ks) {
         EXPECT_EQ(k.tracedLaunches, 1u) << k.signature;
         EXPECT_EQ(k.launches, static_cast<uint64_t>(kThreads * kRounds)) << k.signature;
-        EXPECT_TRUE(k.status == "placed" || k.status == "original") << k.signature;
+        EXPECT_TRUE(k.status == RecordStatus::Placed || k.status == RecordStatus::Original)
+            << k.signature;
         EXPECT_EQ(k.placedLaunches + k.originalLaunches + k.tracedLaunches, k.launches);
-        if (k.kernel == "scattered_lookup" && k.status == "placed") {
+        if (k.kernel == "scattered_lookup" && k.status == RecordStatus::Placed) {
             EXPECT_EQ(k.decision[0], Place::Shared) << k.signature;
             EXPECT_EQ(k.placedLaunches, static_cast<uint64_t>(kThreads * kRounds - 1));
             sharedPlaced = true;
@@ -680,7 +681,7 @@ TEST_F(PlacerTest, ConcurrentThreadsEachQueueOnTwoStreamsWithoutSynchronising) {
     EXPECT_TRUE(sharedPlaced);
 }
 
-// ---- what the first run costs (issue 29, item 5) ---------------------------------------------
+// ---- what the first run costs ---------------------------------------------------------------
 
 /// The scattered lookup on buffers allocated once for `capacity` elements, launched over the
 /// first n of them: a grid of n / 256 blocks while the arrays' extents (their allocations) stay.
@@ -745,7 +746,7 @@ TEST_F(PlacerTest, AKernelLaunchedOnceIsNotTracedInThisRunOrTheNext) {
         ASSERT_EQ(ks.size(), 1u);
         EXPECT_EQ(ks[0].tracedLaunches, 0u);
         EXPECT_EQ(ks[0].originalLaunches, 1u);
-        EXPECT_EQ(ks[0].status, "untraced");
+        EXPECT_EQ(ks[0].status, RecordStatus::Untraced);
         EXPECT_NE(ks[0].why.find("not traced: launched once"), std::string::npos) << ks[0].why;
         const auto j = nlohmann::json::parse(placer->reportJson());
         EXPECT_EQ(j["kernels"][0]["status"], "untraced");
@@ -772,7 +773,7 @@ TEST_F(PlacerTest, AKernelLaunchedOnceIsNotTracedInThisRunOrTheNext) {
         EXPECT_EQ(r.dispatch, "tracing");
         ASSERT_TRUE(a.run(&r));
         EXPECT_EQ(r.arrays[0].placed, Place::Shared);
-        EXPECT_EQ(placer->kernels()[0].status, "placed");
+        EXPECT_EQ(placer->kernels()[0].status, RecordStatus::Placed);
         uninstall();
     }
     {
@@ -781,7 +782,7 @@ TEST_F(PlacerTest, AKernelLaunchedOnceIsNotTracedInThisRunOrTheNext) {
         LaunchReport r;
         ASSERT_TRUE(a.run(&r));
         EXPECT_EQ(r.arrays[0].placed, Place::Shared); // from the cache, at the first launch
-        EXPECT_EQ(placer->kernels()[0].source, "cache");
+        EXPECT_EQ(placer->kernels()[0].source, RecordSource::Cache);
         uninstall();
     }
     fs::remove_all(dir);
@@ -805,7 +806,7 @@ TEST_F(PlacerTest, AShrinkingGridIsOneSignatureTracedOnce) {
     EXPECT_EQ(ks[0].tracedLaunches, 1u);
     EXPECT_EQ(ks[0].launches, static_cast<uint64_t>(launches));
     EXPECT_EQ(ks[0].grids, static_cast<uint64_t>(launches));
-    EXPECT_EQ(ks[0].status, "placed");
+    EXPECT_EQ(ks[0].status, RecordStatus::Placed);
     EXPECT_EQ(ks[0].grid.x, 60u); // the traced launch's: (16384 - 1024) / 256
     const auto j = nlohmann::json::parse(placer->reportJson());
     EXPECT_EQ(j["kernels"][0]["signature"]["grids"], launches);
@@ -835,7 +836,7 @@ TEST_F(PlacerTest, TracesPerKernelAreBounded) {
     for (std::size_t k = 0; k < ks.size(); ++k) {
         EXPECT_EQ(ks[k].tracedLaunches, k < 2 ? 1u : 0u) << k;
         if (k >= 2) {
-            EXPECT_EQ(ks[k].status, "untraced");
+            EXPECT_EQ(ks[k].status, RecordStatus::Untraced);
             EXPECT_NE(ks[k].why.find("MEMPLACE_TRACES_PER_KERNEL"), std::string::npos) << ks[k].why;
         }
     }
@@ -857,8 +858,8 @@ TEST_F(PlacerTest, TheCacheKeepsOriginalAndPendingOutcomes) {
         EXPECT_EQ(r.dispatch, "tracing");
         const auto ks = placer->kernels();
         ASSERT_EQ(ks.size(), 2u);
-        EXPECT_EQ(ks[0].status, "original");
-        EXPECT_EQ(ks[1].status, "pending");
+        EXPECT_EQ(ks[0].status, RecordStatus::Original);
+        EXPECT_EQ(ks[1].status, RecordStatus::Pending);
         uninstall();
     }
     {
@@ -875,12 +876,12 @@ TEST_F(PlacerTest, TheCacheKeepsOriginalAndPendingOutcomes) {
         EXPECT_NE(r.dispatch, "tracing");
         const auto ks = placer->kernels();
         ASSERT_EQ(ks.size(), 2u);
-        EXPECT_EQ(ks[0].source, "cache");
-        EXPECT_EQ(ks[0].status, "original");
+        EXPECT_EQ(ks[0].source, RecordSource::Cache);
+        EXPECT_EQ(ks[0].status, RecordStatus::Original);
         EXPECT_EQ(ks[0].tracedLaunches, 0u);
         EXPECT_EQ(ks[1].traceAttempts, 3); // 1 in the last run, 2 in this one
         EXPECT_EQ(ks[1].tracedLaunches, 2u);
-        EXPECT_NE(ks[1].status, "pending");
+        EXPECT_NE(ks[1].status, RecordStatus::Pending);
         bool resumed = false;
         for (const std::string& n : ks[1].notes) {
             resumed = resumed || n.find("an earlier run's trace was not finished") == 0;
@@ -920,7 +921,7 @@ TEST_F(PlacerTest, AKernelTooShortToTuneIsNotTuned) {
     }
     auto ks = placer->kernels();
     ASSERT_EQ(ks.size(), 1u);
-    EXPECT_EQ(ks[0].tuneState, "skipped");
+    EXPECT_EQ(ks[0].tuneState, TuneState::Skipped);
     EXPECT_NE(ks[0].tuneWhy.find("not tuned: the original launch measured"), std::string::npos)
         << ks[0].tuneWhy;
     EXPECT_EQ(ks[0].tuningLaunches, 0u);
@@ -936,7 +937,7 @@ TEST_F(PlacerTest, AKernelTooShortToTuneIsNotTuned) {
         ASSERT_TRUE(b.run()) << "launch " << k + 1;
     }
     ks = placer->kernels();
-    EXPECT_NE(ks[0].tuneState, "skipped");
+    EXPECT_NE(ks[0].tuneState, TuneState::Skipped);
     EXPECT_GT(ks[0].tuningLaunches, 0u);
 }
 
@@ -976,7 +977,7 @@ TEST(PlacerOptions, FromEnvironment) {
     std::vector<std::string> w;
     Options o = Options::fromEnvironment(&w);
     EXPECT_TRUE(w.empty());
-    EXPECT_EQ(o.mode, Mode::Trace);
+    EXPECT_EQ(o.mode, PlacerMode::Trace);
     EXPECT_EQ(o.spec, "a100");
     EXPECT_EQ(o.sampling.sms, 4u);
     EXPECT_TRUE(o.timeKernels);
@@ -988,15 +989,15 @@ TEST(PlacerOptions, FromEnvironment) {
     EXPECT_EQ(o.tracesPerKernel, 7);
     EXPECT_DOUBLE_EQ(o.tuneMinUs, 50);
     setenv("MEMPLACE", "force:x=texture", 1);
-    EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
+    EXPECT_EQ(Options::fromEnvironment(&w).mode, PlacerMode::Off);
     setenv("MEMPLACE", "off", 1);
-    EXPECT_EQ(Options::fromEnvironment(&w).mode, Mode::Off);
+    EXPECT_EQ(Options::fromEnvironment(&w).mode, PlacerMode::Off);
     setenv("MEMPLACE", "auto", 1);
     setenv("MEMPLACE_TRACE_SMS", "many", 1);
     setenv("MEMPLACE_SEARCH", "best", 1);
     setenv("MEMPLACE_TIMING_SPIN_US", "-5", 1);
     o = Options::fromEnvironment(&w);
-    EXPECT_EQ(o.mode, Mode::Auto);
+    EXPECT_EQ(o.mode, PlacerMode::Auto);
     EXPECT_EQ(o.sampling.sms, 2u);
     EXPECT_DOUBLE_EQ(o.timingSpinUs, Options{}.timingSpinUs);
     EXPECT_EQ(w.size(), 3u);

@@ -204,12 +204,12 @@ TEST(DecisionCache, OutcomesWithoutADecisionRoundTripAndNeverReplaceOne) {
     const BinaryId bin = BinaryId::current();
     DecisionCache a(dir, bin, "NVIDIA H100", "h100:1");
     CachedDecision once = decision("k1", Place::Global);
-    once.status = "untraced";
+    once.status = CachedStatus::Untraced;
     once.placement.clear();
     once.why = "not traced: launched once";
     once.launches = 1;
     CachedDecision pending = decision("k2", Place::Global);
-    pending.status = "pending";
+    pending.status = CachedStatus::Pending;
     pending.placement.clear();
     pending.traceAttempts = 1;
     pending.sms = 1;
@@ -219,25 +219,25 @@ TEST(DecisionCache, OutcomesWithoutADecisionRoundTripAndNeverReplaceOne) {
     bound.traceBound = true;
     CachedDecision failed = once;
     failed.key = "k4";
-    failed.status = "failed";
+    failed.status = CachedStatus::Failed;
     failed.why = "the trace does not convert";
     CachedDecision original = decision("k5", Place::Global);
-    original.status = "original";
+    original.status = CachedStatus::Original;
     EXPECT_FALSE(a.store({once, pending, bound, failed, original}).has_value());
     DecisionCache b(dir, bin, "NVIDIA H100", "h100:1");
     EXPECT_TRUE(b.load().empty());
     ASSERT_EQ(b.size(), 5u);
-    EXPECT_EQ(b.find("k1")->status, "untraced");
+    EXPECT_EQ(b.find("k1")->status, CachedStatus::Untraced);
     EXPECT_FALSE(b.find("k1")->decided());
     EXPECT_EQ(b.find("k1")->why, "not traced: launched once");
     EXPECT_EQ(b.find("k1")->launches, 1u);
     EXPECT_FALSE(b.find("k1")->traceBound);
     EXPECT_TRUE(b.find("k3")->traceBound);
-    EXPECT_EQ(b.find("k2")->status, "pending");
+    EXPECT_EQ(b.find("k2")->status, CachedStatus::Pending);
     EXPECT_EQ(b.find("k2")->traceAttempts, 1);
     EXPECT_EQ(b.find("k2")->sms, 1u);
     EXPECT_EQ(b.find("k2")->blocksPerSm, 3u);
-    EXPECT_EQ(b.find("k4")->status, "failed");
+    EXPECT_EQ(b.find("k4")->status, CachedStatus::Failed);
     EXPECT_TRUE(b.find("k5")->decided());
     EXPECT_EQ(b.find("k5")->placement, (std::vector<Place>{Place::Global, Place::Global}));
     // A decision replaces an outcome; an outcome never replaces a decision.
@@ -247,9 +247,9 @@ TEST(DecisionCache, OutcomesWithoutADecisionRoundTripAndNeverReplaceOne) {
     EXPECT_FALSE(b.store(late).has_value());
     DecisionCache c(dir, bin, "NVIDIA H100", "h100:1");
     EXPECT_TRUE(c.load().empty());
-    EXPECT_EQ(c.find("k1")->status, "placed");
+    EXPECT_EQ(c.find("k1")->status, CachedStatus::Placed);
     EXPECT_EQ(c.find("k1")->placement[0], Place::Texture);
-    EXPECT_EQ(c.find("k5")->status, "original");
+    EXPECT_EQ(c.find("k5")->status, CachedStatus::Original);
     // An unknown status is corrupt.
     auto text = readFile(c.file());
     ASSERT_TRUE(static_cast<bool>(text));
@@ -259,6 +259,42 @@ TEST(DecisionCache, OutcomesWithoutADecisionRoundTripAndNeverReplaceOne) {
     const auto w = c.load();
     ASSERT_EQ(w.size(), 1u);
     EXPECT_NE(w[0].find("unknown status"), std::string::npos) << w[0];
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, AFileWrittenBeforeTheEnumStatesReadsAndWritesTheSame) {
+    // tests/placer/data/decision_cache_v2.json: every status, written with string statuses.
+    const std::string fixture =
+        std::string(MEMPLACE_SOURCE_DIR) + "/tests/placer/data/decision_cache_v2.json";
+    const auto before = readFile(fixture);
+    ASSERT_TRUE(static_cast<bool>(before)) << fixture;
+    const fs::path dir = tempDir("fixture");
+    const BinaryId bin{"/opt/app/program", 123456, 1700000000123456789};
+    DecisionCache a(dir, bin, "NVIDIA H100 80GB HBM3", "h100:0123456789abcdef");
+    ASSERT_TRUE(writeFileAtomic(a.file(), *before, Overwrite::Yes));
+    EXPECT_TRUE(a.load().empty());
+    ASSERT_EQ(a.size(), 6u);
+    const CachedDecision* placed = a.find("scale|256,1,1|0|0|4:4096,4:4096");
+    ASSERT_NE(placed, nullptr);
+    EXPECT_EQ(placed->status, CachedStatus::Placed);
+    EXPECT_EQ(placed->placement, (std::vector<Place>{Place::Texture, Place::Global}));
+    EXPECT_EQ(placed->jitPlacement, (std::vector<Place>{Place::Shared, Place::Global}));
+    EXPECT_EQ(a.find("scale|128,1,1|0|0|4:64,4:64")->status, CachedStatus::Original);
+    EXPECT_EQ(a.find("lookup|64,1,1|0|0|4:256")->status, CachedStatus::Untraced);
+    EXPECT_FALSE(a.find("lookup|64,1,1|0|0|4:256")->traceBound);
+    EXPECT_TRUE(a.find("lookup|64,1,1|0|0|4:512")->traceBound);
+    const CachedDecision* pending = a.find("hist|256,1,1|1024|0|4:65536");
+    ASSERT_NE(pending, nullptr);
+    EXPECT_EQ(pending->status, CachedStatus::Pending);
+    EXPECT_EQ(pending->traceAttempts, 2);
+    EXPECT_EQ(pending->sms, 1u);
+    EXPECT_EQ(pending->blocksPerSm, 3u);
+    EXPECT_EQ(a.find("stencil|16,16,1|0|0|4:1048576")->status, CachedStatus::Failed);
+    // Written back (nothing added), the file is the same bytes.
+    ASSERT_FALSE(a.store(std::vector<CachedDecision>{}).has_value());
+    const auto after = readFile(a.file());
+    ASSERT_TRUE(static_cast<bool>(after));
+    EXPECT_EQ(*after, *before);
     fs::remove_all(dir);
 }
 

@@ -261,7 +261,7 @@ SweepLines sweepScatteredLookup(SweepOptions so) {
     const fs::path dir = fs::temp_directory_path() / ("memplace-sweep-" + std::to_string(rd()));
     fs::create_directories(dir);
     Options o;
-    o.mode = Mode::Auto;
+    o.mode = PlacerMode::Auto;
     o.quiet = true;
     o.specDir.clear();
     so.out = (dir / "sweep.jsonl").string();

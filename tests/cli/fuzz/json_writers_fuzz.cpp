@@ -155,7 +155,7 @@ void rewriteJson(Strings& s) {
 
 void placerReport(Strings& s) {
     placer::Options o;
-    o.mode = placer::Mode::Trace;
+    o.mode = placer::PlacerMode::Trace;
     o.quiet = true;
     o.verify = false;
     o.spec = "/nonexistent/" + s.next(); // quoted into a warning; never a real file

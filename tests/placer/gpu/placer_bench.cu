@@ -107,7 +107,7 @@ void runWorkload(Workload& w, cudaStream_t s) {
     // A fresh Placer; the first launch is traced (MEMPLACE_TRACE_AFTER=0: what a traced launch
     // costs is measured here) and runs the engine before it returns.
     pl::Options o = pl::Options::fromEnvironment();
-    o.mode = pl::Mode::Auto;
+    o.mode = pl::PlacerMode::Auto;
     o.traceAfter = 0;
     o.reportPath.clear();
     o.cacheDir.clear();
@@ -282,7 +282,7 @@ void saxpyWorkload(int n, cudaStream_t s) {
 void concurrency(int scale4) {
     auto placer = pl::install([] {
         pl::Options o = pl::Options::fromEnvironment();
-        o.mode = pl::Mode::Auto;
+        o.mode = pl::PlacerMode::Auto;
         o.reportPath.clear();
         o.cacheDir.clear();
         return o;
