@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 #endif
 
 namespace memplace {
@@ -23,6 +24,9 @@ enum class Place : unsigned char { // uint8_t, spelled so that NVRTC needs no <c
 };
 
 #if !defined(__CUDACC_RTC__)
+
+/// A placement: one place per array of a kernel, in the kernel's array (descriptor) order.
+using Placement = std::vector<Place>;
 
 inline constexpr std::array<Place, 7> kAllPlaces = {
     Place::Global, Place::ReadOnly,  Place::Texture,   Place::Constant,

@@ -1,5 +1,7 @@
 #include "kernelinfo/feasibility.h"
 
+#include "common/feasibility.h"
+
 #include <fmt/format.h>
 
 namespace memplace::kernelinfo {
@@ -62,6 +64,42 @@ std::string hazardReason(const Hazard& h) {
                        formatLocation(h.location));
 }
 
+/// Why a place that takes no stores cannot hold a written array.
+std::string_view noStoresReason(Place p) {
+    switch (p) {
+    case Place::ReadOnly:
+        return ": the read-only path is not coherent";
+    case Place::Texture:
+        return ": textures are read-only";
+    default:
+        return ": constant memory is read-only in kernels";
+    }
+}
+
+/// The access-mode rules (common/feasibility.h): a written array takes no read-only place; an
+/// atomically updated one stays where atomics combine (only shared is left to exclude by then:
+/// registers are out for every grid-visible array).
+void excludeByAccessMode(ArrayPlaces& places, const ArrayInfo& a, const Site* firstWrite,
+                         const Site* firstAtomic) {
+    const std::string written =
+        firstAtomic != nullptr
+            ? fmt::format("updated atomically at {}", formatLocation(firstAtomic->location))
+        : firstWrite != nullptr ? fmt::format("written at {}", formatLocation(firstWrite->location))
+                                : std::string("may be written");
+    for (Place p : kAllPlaces) {
+        const std::optional<ModeRule> rule = accessModeExcludes(a.mode, p);
+        if (rule == ModeRule::Written) {
+            places.exclude(p, written + std::string(noStoresReason(p)));
+        } else if (rule == ModeRule::Atomic) {
+            places.exclude(p, fmt::format("updated atomically at {}: per-block copies would not "
+                                          "combine across blocks",
+                                          firstAtomic != nullptr
+                                              ? formatLocation(firstAtomic->location)
+                                              : std::string("?")));
+        }
+    }
+}
+
 } // namespace
 
 void computeFeasibility(KernelInfo& kernel) {
@@ -101,38 +139,19 @@ void computeFeasibility(KernelInfo& kernel) {
                 firstAtomic = &s;
             }
         }
-        if (writes(a.mode)) {
-            std::string reason =
-                firstAtomic != nullptr
-                    ? fmt::format("updated atomically at {}", formatLocation(firstAtomic->location))
-                : firstWrite != nullptr
-                    ? fmt::format("written at {}", formatLocation(firstWrite->location))
-                    : std::string("may be written");
-            places.exclude(Place::ReadOnly, reason + ": the read-only path is not coherent");
-            places.exclude(Place::Texture, reason + ": textures are read-only");
-            places.exclude(Place::Constant, reason + ": constant memory is read-only in kernels");
-        }
-        if (a.mode == AccessMode::Atomic) {
-            places.exclude(Place::Shared,
-                           fmt::format("updated atomically at {}: per-block copies would not "
-                                       "combine across blocks",
-                                       firstAtomic != nullptr
-                                           ? formatLocation(firstAtomic->location)
-                                           : std::string("?")));
-        }
+        excludeByAccessMode(places, a, firstWrite, firstAtomic);
         if (a.elementSize == 0) {
             std::string reason = fmt::format("element type '{}' has no known size", a.elementType);
             places.exclude(Place::Texture, reason);
             places.exclude(Place::Constant, reason);
             places.exclude(Place::Shared, reason);
-        } else if (a.elementSize != 1 && a.elementSize != 2 && a.elementSize != 4 &&
-                   a.elementSize != 8 && a.elementSize != 16) {
+        } else if (!isTextureElementSize(a.elementSize)) {
             places.exclude(Place::Texture,
                            fmt::format("element type '{}' has {} bytes: no texture format fits "
                                        "(1, 2, 4, 8 or 16 bytes)",
                                        a.elementType, a.elementSize));
         }
-        if (a.extent.bytes && *a.extent.bytes > kConstantBankBytes) {
+        if (a.extent.bytes && !fitsConstantBank(*a.extent.bytes)) {
             places.exclude(Place::Constant,
                            fmt::format("{} bytes exceed the 64 KB constant bank", *a.extent.bytes));
         }

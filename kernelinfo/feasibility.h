@@ -3,12 +3,13 @@
 // recompute it once it knows the real extents at launch time.
 #pragma once
 
+#include "common/feasibility.h"
 #include "kernelinfo/kernel_info.h"
 
 namespace memplace::kernelinfo {
 
-/// The size of the constant bank a `__constant__` pool lives in.
-inline constexpr uint64_t kConstantBankBytes = 64 * 1024;
+/// The size of the constant bank a `__constant__` pool lives in (common/feasibility.h).
+using memplace::kConstantBankBytes;
 
 /// Fills `feasible` and `excluded` of every array of `kernel` (every excluded place gets a
 /// reason). The home place (homePlace) is always feasible. Rules, first reason wins:

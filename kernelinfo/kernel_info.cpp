@@ -19,41 +19,6 @@ std::optional<Enum> parseByName(std::string_view name, const std::array<Enum, N>
 
 } // namespace
 
-std::string_view accessModeName(AccessMode m) {
-    switch (m) {
-    case AccessMode::None:
-        return "none";
-    case AccessMode::Read:
-        return "read";
-    case AccessMode::Write:
-        return "write";
-    case AccessMode::ReadWrite:
-        return "readwrite";
-    case AccessMode::Atomic:
-        return "atomic";
-    }
-    return "none";
-}
-
-std::optional<AccessMode> parseAccessMode(std::string_view name) {
-    static constexpr std::array kAll = {AccessMode::None, AccessMode::Read, AccessMode::Write,
-                                        AccessMode::ReadWrite, AccessMode::Atomic};
-    return parseByName(name, kAll, accessModeName);
-}
-
-AccessMode combine(AccessMode a, AccessMode b) {
-    if (a == AccessMode::Atomic || b == AccessMode::Atomic) {
-        return AccessMode::Atomic;
-    }
-    if (a == AccessMode::None) {
-        return b;
-    }
-    if (b == AccessMode::None || a == b) {
-        return a;
-    }
-    return AccessMode::ReadWrite;
-}
-
 std::string_view arrayKindName(ArrayKind k) {
     switch (k) {
     case ArrayKind::Parameter:

@@ -15,6 +15,7 @@
 //   array), or unknown (with a reason).
 #pragma once
 
+#include "common/access_mode.h"
 #include "common/diagnostics.h"
 #include "common/place.h"
 #include "kernelinfo/poly.h"
@@ -29,16 +30,12 @@
 
 namespace memplace::kernelinfo {
 
-/// How a site or an array is accessed. Atomic dominates: an array with one atomic site is
-/// Atomic whatever else it does.
-enum class AccessMode : uint8_t { None, Read, Write, ReadWrite, Atomic };
-std::string_view accessModeName(AccessMode m); ///< "none", "read", "write", "readwrite", "atomic"
-std::optional<AccessMode> parseAccessMode(std::string_view name);
-/// The mode of an array accessed both ways: Read+Write = ReadWrite, anything+Atomic = Atomic.
-AccessMode combine(AccessMode a, AccessMode b);
-inline bool writes(AccessMode m) {
-    return m == AccessMode::Write || m == AccessMode::ReadWrite || m == AccessMode::Atomic;
-}
+/// How a site or an array is accessed: common/access_mode.h, shared with every other stage.
+using AccessMode = memplace::AccessMode;
+using memplace::accessModeName;
+using memplace::combine;
+using memplace::parseAccessMode;
+using memplace::writes;
 
 /// Where an array comes from.
 enum class ArrayKind : uint8_t {

@@ -1,5 +1,6 @@
 #include "model/analysis.h"
 
+#include "common/feasibility.h"
 #include "model/analysis_internal.h"
 #include "model/occupancy.h"
 #include "model/stream_order_internal.h"
@@ -207,8 +208,7 @@ void computeCandidates(Analysis& A, size_t a, bool finalRun) {
             why = "excluded by the trace's producer";
         } else if (written && !e->writable) {
             why = fmt::format("written by the kernel; {} is read-only", placeName(p));
-        } else if (info.mode == trace::ArrayMode::Atomic && p != Place::Global &&
-                   p != Place::L2Persist) {
+        } else if (info.mode == trace::ArrayMode::Atomic && !placeTakesAtomics(p)) {
             why = "atomics stay in global memory";
         } else if (!e->dims.empty() &&
                    std::find(e->dims.begin(), e->dims.end(), info.dims) == e->dims.end()) {

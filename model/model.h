@@ -91,7 +91,9 @@ struct ModelOptions {
 
 inline constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 
-using Placement = std::vector<Place>;
+/// One place per array, in the trace header's order (common/place.h; search and the CLI spell it
+/// model::Placement).
+using memplace::Placement;
 
 struct LevelBreakdown {
     std::string memory;

@@ -236,10 +236,11 @@ ArrayInfo readArrayInfo(Reader& hr) {
     a.elementSize = static_cast<uint32_t>(hr.bounded("element size", 4096));
     a.length = hr.bounded("array length", uint64_t{1} << 48);
     uint8_t mode = hr.u8("array mode");
-    if (hr.ok() && mode > 3) {
+    std::optional<ArrayMode> known = arrayModeFromCode(mode);
+    if (hr.ok() && !known) {
         hr.fail(fmt::format("unknown array mode {}", mode));
     }
-    a.mode = static_cast<ArrayMode>(mode);
+    a.mode = known.value_or(ArrayMode::Read);
     uint64_t bits = hr.bounded("feasible places", (1u << kAllPlaces.size()) - 1);
     a.feasible = PlaceSet{};
     for (Place p : kAllPlaces) {
@@ -403,7 +404,7 @@ std::string writeBinary(const Trace& t) {
         hw.str(a.name);
         hw.varint(a.elementSize);
         hw.varint(a.length);
-        hw.u8(static_cast<uint8_t>(a.mode));
+        hw.u8(arrayModeCode(a.mode));
         hw.varint(a.feasible.bits());
         hw.u8(static_cast<uint8_t>(a.original));
         hw.varint(a.dims);

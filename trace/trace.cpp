@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <numeric>
 #include <unordered_set>
@@ -22,27 +23,39 @@ std::string_view accessKindName(AccessKind k) {
 }
 
 std::string_view arrayModeName(ArrayMode m) {
-    switch (m) {
-    case ArrayMode::Read:
-        return "read";
-    case ArrayMode::Write:
-        return "write";
-    case ArrayMode::ReadWrite:
-        return "readwrite";
-    case ArrayMode::Atomic:
-        return "atomic";
-    }
-    return "read";
+    return m == ArrayMode::None ? "read" : accessModeName(m); // None: never in a trace
 }
 
 std::optional<ArrayMode> parseArrayMode(std::string_view name) {
-    for (ArrayMode m :
-         {ArrayMode::Read, ArrayMode::Write, ArrayMode::ReadWrite, ArrayMode::Atomic}) {
-        if (arrayModeName(m) == name) {
-            return m;
-        }
+    std::optional<ArrayMode> m = parseAccessMode(name);
+    if (m == ArrayMode::None) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    return m;
+}
+
+uint8_t arrayModeCode(ArrayMode m) {
+    switch (m) {
+    case ArrayMode::Write:
+        return 1;
+    case ArrayMode::ReadWrite:
+        return 2;
+    case ArrayMode::Atomic:
+        return 3;
+    case ArrayMode::None: // never in a trace
+    case ArrayMode::Read:
+        return 0;
+    }
+    return 0;
+}
+
+std::optional<ArrayMode> arrayModeFromCode(uint8_t code) {
+    static constexpr std::array<ArrayMode, 4> kByCode = {ArrayMode::Read, ArrayMode::Write,
+                                                         ArrayMode::ReadWrite, ArrayMode::Atomic};
+    if (code >= kByCode.size()) {
+        return std::nullopt;
+    }
+    return kByCode[code];
 }
 
 uint64_t Dim3::count() const {

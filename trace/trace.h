@@ -8,6 +8,7 @@
 // records are grouped by (block, warp), each warp's records in the order they were added.
 #pragma once
 
+#include "common/access_mode.h"
 #include "common/expected.h"
 #include "common/place.h"
 
@@ -25,10 +26,15 @@ namespace memplace::trace {
 enum class AccessKind : uint8_t { Read = 0, Write = 1, Atomic = 2 };
 std::string_view accessKindName(AccessKind k); ///< "read", "write", "atomic"
 
-/// How the kernel uses an array as a whole.
-enum class ArrayMode : uint8_t { Read = 0, Write = 1, ReadWrite = 2, Atomic = 3 };
+/// How the kernel uses an array as a whole (common/access_mode.h). A trace never holds None.
+using ArrayMode = AccessMode;
 std::string_view arrayModeName(ArrayMode m); ///< "read", "write", "readwrite", "atomic"
+/// Read, Write, ReadWrite or Atomic by name ("none" is not a trace's mode).
 std::optional<ArrayMode> parseArrayMode(std::string_view name);
+/// The mode's number in the binary trace format (Read 0, Write 1, ReadWrite 2, Atomic 3), and
+/// back (nullopt for an unknown number).
+uint8_t arrayModeCode(ArrayMode m);
+std::optional<ArrayMode> arrayModeFromCode(uint8_t code);
 
 struct Dim3 {
     uint32_t x = 1;

@@ -9,7 +9,7 @@ DIR gets:
   src/PROG.cu, src/PROG.json   each program rewritten (`memplace rewrite --json`, with
                                `--compile FILE`: extra specialised instantiations per kernel)
   kernels/                     the original programs and their harness (bench/kernels)
-  include/                     the runtime's headers and common/place.h
+  include/                     the runtime's headers, common/place.h and access_mode.h
   lib/                         the Placer, runtime and engine static libraries (debug info stripped)
   eval/                        evaluate.sh's helpers (collect.py, analyze.py), cases.json and
                                compare.msl (--compare-spec: the sweep ranks with it too)
@@ -152,7 +152,8 @@ def main():
     shutil.copytree(os.path.join(ROOT, "runtime", "include", "memplace"),
                     os.path.join(carry, "include", "memplace"))
     os.makedirs(os.path.join(carry, "include", "common"))
-    shutil.copy(os.path.join(ROOT, "common", "place.h"), os.path.join(carry, "include", "common"))
+    for h in ("access_mode.h", "place.h"):
+        shutil.copy(os.path.join(ROOT, "common", h), os.path.join(carry, "include", "common"))
     for l in ["memplace_placer", "memplace_runtime", "memplace_runtime_core", "memplace_search",
               "memplace_model", "memplace_trace", "memplace_spec", "memplace_common"]:
         src = os.path.join(a.lib, "lib%s.a" % l)

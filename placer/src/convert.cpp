@@ -1,5 +1,7 @@
 #include "placer/convert.h"
 
+#include "common/feasibility.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -235,8 +237,7 @@ PlaceSet traceFeasible(const LaunchInfo& info, std::size_t j, uint64_t length) {
             length * a.elemSize > info.constantPoolBytes) {
             continue;
         }
-        if (a.mode != Mode::Read &&
-            (p == Place::ReadOnly || p == Place::Texture || p == Place::Constant)) {
+        if (a.mode != Mode::Read && !placeTakesWrites(p)) {
             continue;
         }
         f.insert(p);

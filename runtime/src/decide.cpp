@@ -3,6 +3,7 @@
 // list, the program's setPlacement, the policy's, the program's own), why an array cannot be
 // placed where it was asked, and which instantiation runs the places reached (specialised,
 // just in time, dynamic). Materialising the places: place_*.cpp.
+#include "common/feasibility.h"
 #include "runtime/src/device.h"
 #include "runtime/src/runtime_internal.h"
 
@@ -207,8 +208,7 @@ std::string placeObstacle(const Launch& l, int j, Place p) {
         why = "registers is not a place the runtime can materialise";
     } else if (!d.places.contains(p)) {
         why = std::string(placeName(p)) + " is not among the array's feasible places";
-    } else if (d.mode != Mode::Read &&
-               (p == Place::ReadOnly || p == Place::Texture || p == Place::Constant)) {
+    } else if (d.mode != Mode::Read && !placeTakesWrites(p)) {
         why = "the kernel writes this array";
     } else if (p == Place::Texture && !l.kv.textureFeasible[j]) {
         why = "the element type is not texture-feasible (size must be 1, 2, 4, 8 or 16)";

@@ -128,7 +128,7 @@ def bundle(args):
     shutil.copytree(os.path.join(ROOT, "runtime", "include"), os.path.join(out, "runtime", "include"))
     shutil.copytree(os.path.join(ROOT, "runtime", "src"), os.path.join(out, "runtime", "src"))
     os.makedirs(os.path.join(out, "common"))
-    for f in ("place.h", "place.cpp", "env.h"):
+    for f in ("access_mode.h", "feasibility.h", "place.h", "place.cpp", "env.h"):
         shutil.copy(os.path.join(ROOT, "common", f), os.path.join(out, "common", f))
     shutil.copy(os.path.join(HERE, "trace_dump.cpp"), out)
     shutil.copy(os.path.join(HERE, "record_gpu_traces.sh"), out)

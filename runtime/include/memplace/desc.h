@@ -3,17 +3,15 @@
 // code; the place vocabulary is common/place.h, shared with every other stage.
 #pragma once
 
+#include "common/access_mode.h"
 #include "common/place.h"
 #include "memplace/rtc_std.h"
 
 namespace memplace {
 
-/// How the kernel uses an array.
-enum class Mode : uint8_t {
-    Read,      ///< only read: read-only, texture and constant are possible
-    Write,     ///< only written (never read): shared staging skips the copy-in
-    ReadWrite, ///< read and written
-};
+/// How the kernel uses an array (common/access_mode.h). A descriptor holds Read, Write or
+/// ReadWrite only: the rewriter spells them `memplace::Mode::Read` and so on.
+using Mode = AccessMode;
 
 // The rest is host information (NVRTC, which compiles device code only, has no
 // std::initializer_list for PlaceSet's constructor).

@@ -17,9 +17,6 @@
 
 namespace memplace {
 
-/// A placement: one place per array of the kernel descriptor, in its order.
-using Placement = std::vector<Place>;
-
 // ---- what the runtime knows about a launch -------------------------------------------------
 
 /// One array of a launch, as the runtime found it.
