@@ -204,6 +204,11 @@ def rewrite_program(args, prog, out):
             "untouched": [(k["name"], k.get("reason", "")) for k in desc["kernels"] if not k["rewritten"]]}
 
 
+def nvcc_fmad(args):
+    """nvcc's contraction flag: none by default, -fmad=false with --no-fmad."""
+    return ["-fmad=false"] if args.no_fmad else []
+
+
 def compile_program(args, entry, out, rt):
     """Build the original and the rewritten program of one plan entry (emu or nvcc)."""
     prog = entry["program"]
@@ -217,11 +222,12 @@ def compile_program(args, entry, out, rt):
                 [args.emu_cxx, "-O1", "-w"] + inc + [os.path.join(d, "rw", prog + ".cu")] +
                 ["-Wl," + x for x in rt] + ["-o", rw_bin]]
     else:
-        # The original is the untouched source, compiled as its author would.
+        # The original is the untouched source, compiled as its author would (with
+        # --no-fmad, both without multiply-add contraction: decision 020).
         link = ["-Xcompiler=-static-libstdc++,-static-libgcc", "-ldl"]
-        cmds = [[args.nvcc, "-std=c++20", "-O2", "-arch=sm_90", os.path.join(CORPUS, prog + ".cu"),
-                 "-o", orig_bin] + link,
-                [args.nvcc, "-std=c++20", "-O2", "-arch=sm_90"] + inc +
+        flags = [args.nvcc, "-std=c++20", "-O2", "-arch=sm_90"] + nvcc_fmad(args)
+        cmds = [flags + [os.path.join(CORPUS, prog + ".cu"), "-o", orig_bin] + link,
+                flags + inc +
                 [os.path.join(d, "rw", prog + ".cu")] + rt + ["-o", rw_bin] + link]
     for c in cmds:
         r = sh(c)
@@ -245,6 +251,37 @@ def parallel(args, items, fn, what):
                 failures.append(name)
                 log("FAILED %s %s: %s" % (what, name, exc))
     return done, failures
+
+
+def shard(text):
+    """--shard K/N: the K-th of N parts of the plan's programs (1 <= K <= N)."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("not K/N: %r" % text)
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError("not 1 <= K <= N: %r" % text)
+    return k, n
+
+
+def selected_programs(args, programs):
+    """The plan's programs that --programs and --shard select (the shards split the programs in
+    name order, round robin, so that each part runs where one part must fit a time limit)."""
+    chosen = [p for p in programs if not args.programs or p["program"] in args.programs]
+    if args.shard:
+        k, n = args.shard
+        names = sorted(p["program"] for p in chosen)
+        part = {name for i, name in enumerate(names) if i % n == k - 1}
+        chosen = [p for p in chosen if p["program"] in part]
+    return chosen
+
+
+def report_path(args, out, name):
+    """results.md, or results.shard2of3.md for --shard 2/3 (the shards write side by side)."""
+    if args.shard:
+        stem, ext = os.path.splitext(name)
+        name = "%s.shard%dof%d%s" % (stem, args.shard[0], args.shard[1], ext)
+    return os.path.join(out, name)
 
 
 def plan_path(args):
@@ -280,6 +317,7 @@ def compile_step(args):
     entries, failures = parallel(args, plan["programs"], lambda e: compile_program(args, e, out, rt),
                                  "built")
     plan["programs"] = sorted(entries, key=lambda e: e["program"])
+    plan["fmad"] = not args.no_fmad
     with open(path, "w") as f:
         json.dump(plan, f, indent=1)
     return failures
@@ -315,8 +353,7 @@ def run_plan(args):
     out = os.path.abspath(args.dir or args.out)
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
-    if args.programs:
-        plan["programs"] = [p for p in plan["programs"] if p["program"] in args.programs]
+    plan["programs"] = selected_programs(args, plan["programs"])
     results = []
     bad = 0
     for prog in plan["programs"]:
@@ -344,6 +381,8 @@ def run_plan(args):
             if run["dispatch"] == "jit":
                 env.update({"MEMPLACE_JIT": "always", "MEMPLACE_JIT_SYNC": "1",
                             "MEMPLACE_JIT_CACHE": os.path.join(out, "jitcache")})
+                if not plan.get("fmad", True):  # NVRTC as the program was compiled
+                    env["MEMPLACE_JIT_OPTIONS"] = "--fmad=false"
             return run, execute(rw, env, args.timeout)
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
@@ -372,7 +411,7 @@ def run_plan(args):
         else:
             log("ok   %-18s %4d runs bitwise equal to the original (%.0f s)" % (prog["program"], entry["runs"], entry["seconds"]))
         results.append(entry)
-    write_report(out, plan, results)
+    write_report(args, out, plan, results)
     return bad
 
 
@@ -396,9 +435,7 @@ def memcheck(args):
     with open(path) as f:
         plan = json.load(f)
     jobs = []
-    for prog in plan["programs"]:
-        if args.programs and prog["program"] not in args.programs:
-            continue
+    for prog in selected_programs(args, plan["programs"]):
         for run in memcheck_runs(prog):
             jobs.append((prog, run))
 
@@ -418,7 +455,7 @@ def memcheck(args):
                 bad.append((name, run["MEMPLACE"], rc, text[-1500:]))
             log("memcheck %-18s %-60s rc %d %s" % (name, run["MEMPLACE"][:60] or "(default)", rc,
                                                   summary[-1] if summary else ""))
-    with open(os.path.join(out, "memcheck.md"), "w") as f:
+    with open(report_path(args, out, "memcheck.md"), "w") as f:
         f.write("compute-sanitizer --tool memcheck: %d runs over %d programs, %d failed\n" % (
             len(jobs), len({j[0]["program"] for j in jobs}), len(bad)))
         for b in bad:
@@ -427,8 +464,8 @@ def memcheck(args):
     return len(bad)
 
 
-def write_report(out, plan, results):
-    with open(os.path.join(out, "results.json"), "w") as f:
+def write_report(args, out, plan, results):
+    with open(report_path(args, out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     lines = ["| program | kernel | accessor arrays (feasible places) | placements | runs | "
              "specialised | JIT | result |", "|---|---|---|---|---|---|---|---|"]
@@ -457,7 +494,7 @@ def write_report(out, plan, results):
                    sum(k["placements"] for e in results for k in e["kernels"]),
                    sum(e["runs"] for e in results), sum(len(e["mismatches"]) for e in results),
                    n_fb))
-    with open(os.path.join(out, "results.md"), "w") as f:
+    with open(report_path(args, out, "results.md"), "w") as f:
         f.write("Backend: %s; full product up to %d placements, a pairwise sample beyond.\n\n" % (
             plan["backend"], plan["max_product"]))
         f.write(summary + "\n\n" + "\n".join(lines) + "\n")
@@ -476,6 +513,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "tests", "rewrite", "verify"))
     ap.add_argument("--dir", help="run: the prepared folder (default --out)")
     ap.add_argument("--programs", nargs="*", help="corpus programs (default: all)")
+    ap.add_argument("--no-fmad", action="store_true",
+                    help="compile (nvcc) and run just in time without multiply-add contraction, "
+                    "the configuration in which placements are bitwise (decision 020)")
+    ap.add_argument("--shard", type=shard, help="run, memcheck: the K-th of N parts (K/N) of "
+                    "the selected programs, in name order, round robin")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--max-product", type=int, default=64)
     ap.add_argument("--timeout", type=int, default=120)

@@ -1,4 +1,5 @@
-// Just-in-time instantiation on the GPU (tests/runtime/jit_gpu.sh builds and runs it): a kernel
+// Just-in-time instantiation on the GPU (the GPU suite's gpu_jit: tests/gpu builds it,
+// tests/runtime/jit_gpu.sh runs it): a kernel
 // written as the rewriter writes one, with two descriptors: one whose placements are all
 // compiled in (the specialised reference) and one that has only the JIT members, so that every
 // other placement runs as an NVRTC instantiation. For each placement of a covering list (every
@@ -22,7 +23,7 @@
 #include <vector>
 
 // The kernel, once: compiled here by nvcc, and its text (jit_gpu_kernel_source.h, which
-// jit_gpu.sh generates from the same file) handed to NVRTC through jitSource.
+// tests/gpu/CMakeLists.txt generates from the same file) handed to NVRTC through jitSource.
 #include "jit_gpu_kernel.cuh"
 #include "jit_gpu_kernel_source.h" // kJitGpuKernelText
 

@@ -7,8 +7,8 @@
 //
 // CUDA events, 3 warm-ups, median of 15; later launches are queued behind a spin kernel so that
 // the host's own work (deciding, materialising) is not in the kernel interval, and measured
-// separately on the host. Build: tests/placer/gpu/build.sh; run: placer_bench [OUT.md] [scale]
-// (scale < 1 shrinks every size, for a quick run or under the emulation layer).
+// separately on the host. Built and run by the GPU suite (tests/gpu, gpu_placer): placer_bench
+// [OUT.md] [scale] (scale < 1 shrinks every size, for a quick run or under the emulation layer).
 #include "kernels/harness.h"
 #include "placer/placer.h"
 
