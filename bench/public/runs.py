@@ -36,6 +36,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -97,14 +98,38 @@ def kernel_decisions(report):
 
 def memplace_messages(stderr_text, report):
     """The warnings memplace gave (races, fallbacks): its stderr lines and the report's."""
-    lines = [l.strip() for l in stderr_text.splitlines() if "memplace" in l.lower()]
-    lines += list((report or {}).get("warnings", []))
+    lines = [re.sub(r"^memplace( placer)?: ", "", l.strip())
+             for l in stderr_text.splitlines() if "memplace" in l.lower()]
+    lines += [re.sub(r"^memplace( placer)?: ", "", w) for w in (report or {}).get("warnings", [])]
     for k in (report or {}).get("kernels", []):
         why = str(k.get("why") or "")
         if k.get("status") == "original" and why:
             lines.append(f"{k.get('kernel')}: original: {why}")
     unique = list(dict.fromkeys(lines))
     return unique[:20]
+
+
+def first_difference(original, other, names, drop, label):
+    """Where the first differing output first differs: its name, line and both lines."""
+    for name in names:
+        a, b = original / name, other / name
+        if name == "stdout":
+            a, b = original / "stdout.txt", other / "stdout.txt"
+        if not (a.is_file() and b.is_file()):
+            return {"run": label, "output": name, "why": "missing"}
+        left = a.read_bytes().decode("utf-8", "surrogateescape")
+        right = b.read_bytes().decode("utf-8", "surrogateescape")
+        if name == "stdout":
+            left, right = drop_timing_lines(left, drop), drop_timing_lines(right, drop)
+        la, lb = left.splitlines(), right.splitlines()
+        for i in range(max(len(la), len(lb))):
+            x = la[i] if i < len(la) else None
+            y = lb[i] if i < len(lb) else None
+            if x != y:
+                return {"run": label, "output": name, "line": i + 1,
+                        "original": None if x is None else x[:200],
+                        "memplace": None if y is None else y[:200]}
+    return None
 
 
 def ratio(x, base):
@@ -326,11 +351,11 @@ class Budget:
         return self.seconds - (time.monotonic() - self.start)
 
 
-def unpack(out, results, entry, variant):
-    """The binary, decompressed into RESULTS/bin once (the decision cache knows a binary by its
+def unpack(out, scratch, entry, variant):
+    """The binary, decompressed into SCRATCH/bin once (the decision cache knows a binary by its
     path, size and modification time: every run must use the same file)."""
     packed = out / entry[variant]
-    exe = results / "bin" / packed.name.removesuffix(".gz")
+    exe = scratch / "bin" / packed.name.removesuffix(".gz")
     if not exe.is_file():
         exe.parent.mkdir(parents=True, exist_ok=True)
         partial = exe.parent / (exe.name + ".partial")
@@ -372,15 +397,18 @@ def read_report(path):
         return None
 
 
-def measure(entry, inp, out, results, budget, opts):
-    """The original reps times, then memplace cold and warm: one result row."""
+def measure(entry, inp, out, scratch, results, budget, opts):
+    """The original reps times, then memplace cold and warm: one result row. The runs' folders
+    are in scratch (outputs can be large); their reports are copied to RESULTS/reports."""
     row = {"program": entry["program"], "input": inp["name"], "observes": entry["observes"]}
-    inputs = results / "inputs" / f"{entry['program']}-{inp['name']}"
+    inputs = scratch / "inputs" / f"{entry['program']}-{inp['name']}"
     if inp.get("generate") and not (inputs / "done").is_file():
         GENERATORS[inp["generate"]["kind"]](inputs, inp["generate"])
         (inputs / "done").write_text("")
     argv = [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
-    work = results / "work" / entry["program"] / inp["name"]
+    work = scratch / "work" / entry["program"] / inp["name"]
+    reports = results / "reports"
+    reports.mkdir(parents=True, exist_ok=True)
     runs = row["runs"] = []
     plan = [("original", i) for i in range(opts.reps)]
     if entry.get("memplace"):
@@ -396,14 +424,22 @@ def measure(entry, inp, out, results, budget, opts):
         folder = work / (label if variant == "memplace" else "original")
         report = work / f"report.{label}.json"
         env = run_env(variant, entry, out, cache, report)
-        r = run_once(unpack(out, results, entry, variant), argv, folder, env, min(budget.left(), 300))
+        exe = unpack(out, scratch, entry, variant)
+        r = run_once(exe, argv, folder, env, min(budget.left(), 300))
         r.update(variant=variant, label=label, seen=observed_outputs(
             folder, entry["outputs"], entry["drop"]))
         if variant == "memplace":
             rep = read_report(report)
+            if report.is_file():
+                shutil.copy(report, reports / f"{entry['program']}-{inp['name']}.{label}.json")
             stderr = (folder / "stderr.txt").read_text(errors="replace")
             r.update(decisions=kernel_decisions(rep), messages=memplace_messages(stderr, rep))
         runs.append(r)
+        reference = [x for x in runs if x["variant"] == "original"][-1]["seen"]
+        if variant == "memplace" and differing(reference, r["seen"]) and \
+                "first_difference" not in row:
+            row["first_difference"] = first_difference(
+                work / "original", folder, differing(reference, r["seen"]), entry["drop"], label)
     summarize(row)
     return row
 
@@ -415,7 +451,7 @@ def summarize(row):
     cold = [r for r in runs if r["label"] == "cold"]
     warm = [r for r in runs if r["label"].startswith("warm")]
     if orig:
-        row["original_s"] = statistics.median(r["wall_s"] for r in orig)
+        row["original_s"] = round(statistics.median(r["wall_s"] for r in orig), 4)
         ref = orig[-1]["seen"]
         row["original_deterministic"] = all(not differing(ref, r["seen"]) for r in orig)
         mine = cold + warm
@@ -428,7 +464,7 @@ def summarize(row):
         row["cold_s"] = cold[0]["wall_s"]
         row["cold_ratio"] = ratio(row["cold_s"], row.get("original_s"))
     if warm:
-        row["warm_s"] = statistics.median(r["wall_s"] for r in warm)
+        row["warm_s"] = round(statistics.median(r["wall_s"] for r in warm), 4)
         row["warm_ratio"] = ratio(row["warm_s"], row.get("original_s"))
     if cold or warm:
         last = (warm or cold)[-1]
@@ -459,13 +495,13 @@ def check_manifest(out, manifest, programs):
     return list(dict.fromkeys(problems))
 
 
-def unpack_all(out, results, manifest):
+def unpack_all(out, scratch, manifest):
     """Every binary unpacked and an ELF executable (the dry run's check)."""
     problems = []
     for entry in manifest["programs"]:
         for variant in ("original", "memplace"):
             if entry.get(variant) and (out / entry[variant]).is_file():
-                exe = unpack(out, results, entry, variant)
+                exe = unpack(out, scratch, entry, variant)
                 if exe.read_bytes()[:4] != b"\x7fELF" or not os.access(exe, os.X_OK):
                     problems.append(f"{exe}: not an executable")
     return problems
@@ -482,6 +518,7 @@ def device_name():
 
 def run(opts):
     out, results = Path(opts.out).resolve(), Path(opts.results).resolve()
+    scratch = Path(opts.scratch or tempfile.mkdtemp(prefix="memplace-runs-")).resolve()
     manifest = json.loads((out / "manifest.json").read_text())
     plan = plan_order(manifest, opts.programs)
     problems = check_manifest(out, manifest, opts.programs)
@@ -494,7 +531,7 @@ def run(opts):
           f"memplace 1 cold + {opts.warm} warm), budget {budget.seconds:.0f} s"
           + (f"; no memplace build: {', '.join(no_memplace)}" if no_memplace else ""))
     if opts.dry_run:
-        problems += unpack_all(out, results, manifest)
+        problems += unpack_all(out, scratch, manifest)
         for p in problems:
             print(f"runs.py: {p}", file=sys.stderr)
         for entry, inp in plan:
@@ -512,10 +549,10 @@ def run(opts):
         if budget.left() < 10:
             doc["skipped"].append(f"{entry['program']}/{inp['name']}: budget")
             continue
-        row = measure(entry, inp, out, results, budget, opts)
+        row = measure(entry, inp, out, scratch, results, budget, opts)
         doc["rows"].append(row)
-        print(f"  {row['program']:14} {row['input']:12} orig {row.get('original_s', '-')} s, cold "
-              f"{row.get('cold_ratio', '-')}x, warm {row.get('warm_ratio', '-')}x, bitwise "
+        print(f"  {row['program']:14} {row['input']:12} original {row.get('original_s', 0):.3f} s,"
+              f" cold {row.get('cold_ratio', '-')}x, warm {row.get('warm_ratio', '-')}x, bitwise "
               f"{row.get('bitwise', '-')} {row.get('skipped', '')}", flush=True)
         (results / "runs.json").write_text(json.dumps(doc, indent=1) + "\n")
     doc["elapsed_s"] = round(budget.seconds - budget.left(), 1)
@@ -550,6 +587,8 @@ def main():
     r.add_argument("out", help="the folder prepare wrote")
     r.add_argument("results")
     r.add_argument("--dry-run", action="store_true")
+    r.add_argument("--scratch", help="the runs' folders, inputs and binaries (default: a new "
+                   "folder under the system's temporary folder)")
     r.add_argument("--programs", nargs="*")
     r.add_argument("--reps", type=int, default=5, help="runs of the original")
     r.add_argument("--warm", type=int, default=4, help="memplace runs after the cold one")
