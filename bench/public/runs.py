@@ -250,9 +250,10 @@ def build_program(name, spec, suite, ctx):
     """Both binaries of one program into ctx['carry']/bin: the manifest entry."""
     work = ctx["work"] / name
     logs, objs, rewritten = work / "logs", work / "obj", work / "rewritten"
-    for d in (logs, objs):
+    for d in (logs, objs, rewritten):
         shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
+    logs.mkdir(parents=True)
+    objs.mkdir()
     units = suite["programs"].get(name, [])
     rewritten_units, summary, failures = rewrite_program(
         ctx["coverage"], ctx["memplace"], ctx["src"], units, rewritten, logs)
@@ -309,11 +310,8 @@ def prepare(opts):
     manifest = {"format": "memplace-public-runs", "version": 1, "programs": [], "suites": {}}
     for spec_arg in opts.suite:
         name, _, folder = spec_arg.partition("=")
-        suite = table[name]
-        src = work / name / "src"
-        shutil.rmtree(src, ignore_errors=True)
-        shutil.copytree(folder, src)
-        coverage.apply_ports(src, suite["ports"])
+        suite, src = table[name], work / name / "src"
+        coverage.ported_copy(folder, src, suite["ports"])
         manifest["suites"][name] = suite["source"]
         ctx = {"work": work / name, "src": src, "carry": carry, "coverage": coverage,
                "memplace": opts.memplace, "nvcc": opts.nvcc, "libs": libs, "jobs": opts.jobs}
