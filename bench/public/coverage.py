@@ -67,6 +67,13 @@ def apply_ports(folder, ports):
     return changed
 
 
+def ported_copy(folder, dest, ports):
+    """A fresh copy of the suite's folder at dest with the ports applied: the files changed."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(folder, dest)
+    return apply_ports(dest, ports)
+
+
 def rewrite_unit(memplace, src, out, args, timeout):
     cmd = [memplace, "rewrite", "--json", "--force", "-o", str(out), str(src)]
     if args:
@@ -109,9 +116,7 @@ def main():
         name, _, folder = spec.partition("=")
         suite = table[name]
         src_copy = out / name / "src"
-        shutil.rmtree(src_copy, ignore_errors=True)
-        shutil.copytree(folder, src_copy)
-        ported = apply_ports(src_copy, suite["ports"])
+        ported = ported_copy(folder, src_copy, suite["ports"])
         print(f"{name}: ported {len(ported)} files ({', '.join(p['why'] for p in suite['ports'])})")
         for prog, units in suite["programs"].items():
             if opts.programs and prog not in opts.programs:

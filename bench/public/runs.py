@@ -1,0 +1,606 @@
+#!/usr/bin/env python3
+"""Public programs on the GPU, as written and under memplace: outputs bitwise, whole-process times.
+
+Two steps (issue 29's judged measurement; docs/EVALUATION.md "Public programs"):
+
+  runs.py prepare --suite rodinia=DIR --carry OUT [--work DIR] [--build build] [--nvcc PATH]
+                  [--programs P ...]
+      here (clang, nvcc, the CMake build): copies and ports the suite (as coverage.py does),
+      rewrites each program's units with `memplace rewrite`, builds with nvcc -arch=sm_90 the
+      original and the memplace build (the rewritten units with -std=c++20, linked with the
+      Placer and the engine from BUILD/lib) and writes into OUT the stripped binaries, a preload
+      that fixes time() (programs that seed rand() with it), this script and manifest.json
+      (program, argv per input, output files, stdout lines that hold times, build failures).
+
+  runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--warm N]
+      on the GPU machine (python3 and the stdlib only): per program and input, the original N
+      times (default 5; the median of whole-process wall times; the last run's outputs kept),
+      then the memplace build with MEMPLACE=auto and a fresh MEMPLACE_CACHE (cold: the first
+      run) and --warm more runs on that cache (default 4), each with MEMPLACE_REPORT. Every run's
+      outputs (its output files, its stdout without the timing lines) are compared bitwise with
+      the original's last run. Writes RESULTS/runs.json and RESULTS/summary.md and prints the
+      table. MEMPLACE_RUNS_BUDGET_S (default 420) bounds the whole run: what does not fit is
+      skipped and listed. --dry-run checks the manifest and the binaries and prints the plan.
+
+The program list, flags, inputs and outputs are bench/public/programs.json's "runs".
+"""
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+LIBS = ["memplace_placer", "memplace_runtime", "memplace_runtime_core", "memplace_search",
+        "memplace_model", "memplace_trace", "memplace_spec", "memplace_common"]
+LINK = ["-arch=sm_90", "-Xcompiler=-static-libstdc++,-static-libgcc", "-lpthread"]
+PLACER_LINK = ["-Xlinker", "--undefined=memplace_placer_autoinstall"]
+FIXED_TIME_C = "#include <time.h>\ntime_t time(time_t* t) { if (t) *t = 1; return 1; }\n"
+BUDGET_ENV = "MEMPLACE_RUNS_BUDGET_S"
+
+
+# ---------------------------------------------------------------- pure parts (tested) -------
+
+def drop_timing_lines(text, patterns):
+    """stdout without the lines any of the regular expressions matches (the program's times)."""
+    regexes = [re.compile(p) for p in patterns]
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not any(r.search(line) for r in regexes))
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def observed_outputs(folder, outputs, drop):
+    """What a run shows: {name: digest} of its output files and its filtered stdout."""
+    folder = Path(folder)
+    seen = {}
+    stdout = (folder / "stdout.txt").read_bytes().decode("utf-8", "surrogateescape")
+    seen["stdout"] = digest(drop_timing_lines(stdout, drop).encode("utf-8", "surrogateescape"))
+    for name in outputs:
+        path = folder / name
+        seen[name] = digest(path.read_bytes()) if path.is_file() else "missing"
+    return seen
+
+
+def differing(reference, other):
+    """The names whose outputs differ between two observed_outputs results."""
+    return sorted(k for k in set(reference) | set(other) if reference.get(k) != other.get(k))
+
+
+def kernel_decisions(report):
+    """One line per kernel of a Placer report: its statuses and the non-global places applied."""
+    per_kernel = {}
+    for k in (report or {}).get("kernels", []):
+        entry = per_kernel.setdefault(k.get("kernel", "?"), {"status": [], "placed": set()})
+        if k.get("status") not in entry["status"]:
+            entry["status"].append(k.get("status"))
+        for array, place in (k.get("applied") or {}).items():
+            if place != "global":
+                entry["placed"].add(f"{array}:{place}")
+    return {name: "/".join(str(s) for s in e["status"]) +
+            (" " + ",".join(sorted(e["placed"])) if e["placed"] else "")
+            for name, e in per_kernel.items()}
+
+
+def memplace_messages(stderr_text, report):
+    """The warnings memplace gave (races, fallbacks): its stderr lines and the report's."""
+    lines = [re.sub(r"^memplace( placer)?: ", "", l.strip())
+             for l in stderr_text.splitlines() if "memplace" in l.lower()]
+    lines += [re.sub(r"^memplace( placer)?: ", "", w) for w in (report or {}).get("warnings", [])]
+    for k in (report or {}).get("kernels", []):
+        why = str(k.get("why") or "")
+        if k.get("status") == "original" and why:
+            lines.append(f"{k.get('kernel')}: original: {why}")
+    unique = list(dict.fromkeys(lines))
+    return unique[:20]
+
+
+def first_difference(original, other, names, drop, label):
+    """Where the first differing output first differs: its name, line and both lines."""
+    for name in names:
+        a, b = original / name, other / name
+        if name == "stdout":
+            a, b = original / "stdout.txt", other / "stdout.txt"
+        if not (a.is_file() and b.is_file()):
+            return {"run": label, "output": name, "why": "missing"}
+        left = a.read_bytes().decode("utf-8", "surrogateescape")
+        right = b.read_bytes().decode("utf-8", "surrogateescape")
+        if name == "stdout":
+            left, right = drop_timing_lines(left, drop), drop_timing_lines(right, drop)
+        la, lb = left.splitlines(), right.splitlines()
+        for i in range(max(len(la), len(lb))):
+            x = la[i] if i < len(la) else None
+            y = lb[i] if i < len(lb) else None
+            if x != y:
+                return {"run": label, "output": name, "line": i + 1,
+                        "original": None if x is None else x[:200],
+                        "memplace": None if y is None else y[:200]}
+    return None
+
+
+def ratio(x, base):
+    return round(x / base, 3) if x is not None and base else None
+
+
+def markdown_table(results):
+    head = ("| program | input | original s (median) | cold s | cold ratio | warm s (median) "
+            "| warm ratio | bitwise | decisions (cold -> warm) |\n|---|---|---|---|---|---|---|---|---|\n")
+    rows = []
+    for r in results:
+        def s(v):
+            return "-" if v is None else f"{v:.3f}"
+        bitwise = {True: "yes", False: "no: " + ", ".join(r.get("differs", []))}.get(
+            r.get("bitwise"), "-")
+        if r.get("bitwise") and not r.get("original_deterministic", True):
+            bitwise += " (original varies)"
+        rows.append(f"| {r['program']} | {r['input']} | {s(r.get('original_s'))} "
+                    f"| {s(r.get('cold_s'))} | {r.get('cold_ratio') or '-'} | {s(r.get('warm_s'))} "
+                    f"| {r.get('warm_ratio') or '-'} | {bitwise} "
+                    f"| {'; '.join(f'{k}: {v}' for k, v in r.get('decisions', {}).items()) or '-'} |")
+    return head + "\n".join(rows) + "\n"
+
+
+def plan_order(manifest, programs=None):
+    """(program, input) pairs, every program's first input before any program's second, so a
+    budget that runs out loses the large inputs rather than whole programs."""
+    entries = [p for p in manifest["programs"] if not programs or p["program"] in programs]
+    depth = max((len(p["inputs"]) for p in entries), default=0)
+    return [(p, p["inputs"][i]) for i in range(depth) for p in entries if i < len(p["inputs"])]
+
+
+# ---------------------------------------------------------------- input generators ----------
+
+def generate_hotspot(folder, size, seed=29):
+    """hotspot's temp and power files: one value a line, size*size lines (its readinput)."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    n = size * size
+    (folder / "temp").write_text("".join(f"{320 + 20 * rng.random():.6f}\n" for _ in range(n)))
+    (folder / "power").write_text("".join(f"{0.001 * rng.random():.8f}\n" for _ in range(n)))
+
+
+def generate_bfs(folder, nodes, degree, seed=29):
+    """bfs's graph file: node count, (first edge, edge count) per node, source, edge count,
+    (destination, cost) per edge; random edges of `degree` per node on average."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    counts = rng.choices(range(1, 2 * degree), k=nodes)
+    out = [f"{nodes}\n"]
+    start = 0
+    for c in counts:
+        out.append(f"{start} {c}\n")
+        start += c
+    out.append(f"\n0\n\n{start}\n")
+    ends = rng.choices(range(nodes), k=start)  # choices: fast enough for 6M edges
+    costs = rng.choices(range(1, 11), k=start)
+    out.extend(f"{e} {c}\n" for e, c in zip(ends, costs))
+    (folder / "graph.txt").write_text("".join(out))
+
+
+GENERATORS = {
+    "hotspot": lambda folder, g: generate_hotspot(folder, g["size"]),
+    "bfs": lambda folder, g: generate_bfs(folder, g["nodes"], g["degree"]),
+}
+
+
+# ---------------------------------------------------------------- prepare (here) ------------
+
+def sh(cmd, log, cwd=None):
+    """Runs cmd; its messages go to log; the first error line (or the exit status) on failure."""
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    log.write_text(" ".join(map(str, cmd)) + "\n" + p.stdout + p.stderr)
+    if p.returncode == 0:
+        return None
+    errors = [l for l in (p.stdout + p.stderr).splitlines() if "error" in l.lower()]
+    return (errors[0] if errors else f"exit {p.returncode}").strip()[:200]
+
+
+def rewrite_program(coverage, memplace, src_copy, units, rewritten, logs):
+    """memplace rewrite of the program's units: {unit file: rewritten path}, reports, failures."""
+    done, summary, failures = {}, [], []
+    for unit in units:
+        src = src_copy / unit["file"]
+        args = [a.replace("{src}", str(src_copy)) for a in unit.get("args", [])]
+        report, err = coverage.rewrite_unit(memplace, src, rewritten, args, 600)
+        (logs / (unit["file"].replace("/", "__") + ".rewrite.log")).write_text(str(err))
+        if report is None:
+            failures.append({"stage": "rewrite", "unit": unit["file"], "why": str(err)[:200]})
+            continue
+        done[unit["file"]] = rewritten / src.name
+        summary.append({"unit": unit["file"], "kernels": [
+            {"name": k["name"], "rewritten": bool(k.get("rewritten")),
+             **({"reason": k["reason"]} if k.get("reason") else {})}
+            for k in report["kernels"]]})
+    return done, summary, failures
+
+
+def compile_jobs(spec, src_copy, rewritten_units, rewritten_dir, objs):
+    """(variant, source, command) for every object: each source as written, and each rewritten
+    unit again from its rewritten copy (the other sources' objects are shared)."""
+    flags = [f.replace("{src}", str(src_copy)) for f in spec["flags"]]
+    jobs = []
+    for i, rel in enumerate(spec["sources"]):
+        src = src_copy / rel
+        base = ["-c", "-arch=sm_90", "-w", *flags, f"-I{src.parent}"]
+        jobs.append(("original", i, base + ["-o", str(objs / f"{i}.original.o"), str(src)]))
+        if rel in rewritten_units:
+            jobs.append(("memplace", i, base[:3] + ["-std=c++20", *flags, f"-I{rewritten_dir}",
+                                                    f"-I{src.parent}", f"-I{ROOT}",
+                                                    f"-I{ROOT / 'runtime' / 'include'}",
+                                                    "-o", str(objs / f"{i}.memplace.o"),
+                                                    str(rewritten_units[rel])]))
+    return jobs
+
+
+def build_program(name, spec, suite, ctx):
+    """Both binaries of one program into ctx['carry']/bin: the manifest entry."""
+    work = ctx["work"] / name
+    logs, objs, rewritten = work / "logs", work / "obj", work / "rewritten"
+    for d in (logs, objs, rewritten):
+        shutil.rmtree(d, ignore_errors=True)
+    logs.mkdir(parents=True)
+    objs.mkdir()
+    units = suite["programs"].get(name, [])
+    rewritten_units, summary, failures = rewrite_program(
+        ctx["coverage"], ctx["memplace"], ctx["src"], units, rewritten, logs)
+    jobs = compile_jobs(spec, ctx["src"], rewritten_units, rewritten, objs)
+    with ThreadPoolExecutor(max_workers=ctx["jobs"]) as pool:
+        errs = list(pool.map(lambda j: sh([ctx["nvcc"], *j[2]], logs / f"{j[1]}.{j[0]}.log"),
+                             jobs))
+    for (variant, i, _), err in zip(jobs, errs):
+        if err:
+            failures.append({"stage": f"compile {variant}", "unit": spec["sources"][i], "why": err})
+    entry = {"program": name, "inputs": spec["inputs"], "outputs": spec["outputs"],
+             "drop": spec["drop"], "observes": spec.get("observes", ""),
+             "fixed_time": bool(spec.get("fixed_time")), "rewrite": summary,
+             "original": None, "memplace": None, "failures": failures}
+    bin_dir = ctx["carry"] / "bin"
+    for variant in ("original", "memplace"):
+        # The memplace build needs every unit rewritten and both builds' objects.
+        blockers = {"original": {"compile original"},
+                    "memplace": {"compile original", "compile memplace", "rewrite"}}[variant]
+        if any(f["stage"] in blockers for f in failures):
+            continue
+        objects = [str(objs / f"{i}.{variant}.o") if (objs / f"{i}.{variant}.o").is_file()
+                   else str(objs / f"{i}.original.o") for i in range(len(spec["sources"]))]
+        exe = work / f"{name}.{variant}"
+        extra = ctx["libs"] + PLACER_LINK if variant == "memplace" else []
+        err = sh([ctx["nvcc"], *LINK, *objects, *extra, "-o", str(exe)], logs / f"link.{variant}.log")
+        if err:
+            failures.append({"stage": f"link {variant}", "why": err})
+            continue
+        # Carried compressed and without symbols: 10 programs' binaries stay near 20 MB.
+        subprocess.run(["strip", "--strip-all", str(exe)], check=True)
+        with open(exe, "rb") as src, gzip.open(bin_dir / f"{exe.name}.gz", "wb", 9) as dst:
+            shutil.copyfileobj(src, dst)
+        entry[variant] = f"bin/{exe.name}.gz"
+    return entry
+
+
+def prepare(opts):
+    sys.path.insert(0, str(HERE))
+    import coverage  # noqa: E402  (the suite copy, the ports, the rewrite call)
+
+    table = json.loads((HERE / "programs.json").read_text())
+    carry, work = Path(opts.carry).resolve(), Path(opts.work).resolve()
+    lib = Path(opts.build).resolve() / "lib"
+    libs = [str(lib / f"lib{l}.a") for l in LIBS]
+    missing = [l for l in libs if not Path(l).is_file()]
+    if missing:
+        sys.exit(f"runs.py: {missing[0]} missing (cmake --build {opts.build} --target "
+                 f"{' '.join(LIBS)})")
+    shutil.rmtree(carry, ignore_errors=True)
+    (carry / "bin").mkdir(parents=True)
+    build_fixed_time(carry, work)
+    shutil.copy(__file__, carry / "runs.py")
+    manifest = {"format": "memplace-public-runs", "version": 1, "programs": [], "suites": {}}
+    for spec_arg in opts.suite:
+        name, _, folder = spec_arg.partition("=")
+        suite, src = table[name], work / name / "src"
+        coverage.ported_copy(folder, src, suite["ports"])
+        manifest["suites"][name] = suite["source"]
+        ctx = {"work": work / name, "src": src, "carry": carry, "coverage": coverage,
+               "memplace": opts.memplace, "nvcc": opts.nvcc, "libs": libs, "jobs": opts.jobs}
+        for prog, spec in suite["runs"].items():
+            if opts.programs and prog not in opts.programs:
+                continue
+            started = time.monotonic()
+            entry = build_program(prog, spec, suite, ctx)
+            entry["suite"] = name
+            manifest["programs"].append(entry)
+            state = "; ".join(f"{f['stage']}: {f['why']}" for f in entry["failures"]) or "ok"
+            print(f"{name}/{prog}: {state} ({time.monotonic() - started:.0f} s)", flush=True)
+    (carry / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    size = sum(f.stat().st_size for f in carry.rglob("*") if f.is_file())
+    print(f"runs.py: {carry} ({size / 2**20:.1f} MiB)")
+    return 0
+
+
+def build_fixed_time(carry, work):
+    """A preload whose time() returns 1: the same rand() seed for the original and memplace."""
+    work.mkdir(parents=True, exist_ok=True)
+    source = work / "fixed_time.c"
+    source.write_text(FIXED_TIME_C)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(carry / "fixed_time.so"),
+                    str(source)], check=True)
+
+
+# ---------------------------------------------------------------- run (on the GPU) ----------
+
+class Budget:
+    """The time left of MEMPLACE_RUNS_BUDGET_S, so that the run ends inside the device call."""
+
+    def __init__(self, seconds):
+        self.seconds, self.start = seconds, time.monotonic()
+
+    def left(self):
+        return self.seconds - (time.monotonic() - self.start)
+
+
+def unpack(out, scratch, entry, variant):
+    """The binary, decompressed into SCRATCH/bin once (the decision cache knows a binary by its
+    path, size and modification time: every run must use the same file)."""
+    packed = out / entry[variant]
+    exe = scratch / "bin" / packed.name.removesuffix(".gz")
+    if not exe.is_file():
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        partial = exe.parent / (exe.name + ".partial")
+        with gzip.open(packed, "rb") as src, open(partial, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        partial.chmod(0o755)
+        partial.rename(exe)
+    return exe
+
+
+def run_env(variant, entry, out, cache=None, report=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMPLACE")}
+    if entry.get("fixed_time"):
+        env["LD_PRELOAD"] = str(out / "fixed_time.so")
+    if variant == "memplace":
+        env.update(MEMPLACE="auto", MEMPLACE_CACHE=str(cache), MEMPLACE_REPORT=str(report))
+    return env
+
+
+def run_once(exe, argv, folder, env, timeout):
+    """One whole process in a fresh folder (its output files land there): wall s, status."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
+        start = time.perf_counter()
+        try:
+            rc = subprocess.run([str(exe), *argv], cwd=folder, env=env, stdout=out, stderr=err,
+                                timeout=max(timeout, 1)).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        wall = time.perf_counter() - start
+    return {"wall_s": round(wall, 4), "rc": rc}
+
+
+def read_report(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def measure(entry, inp, out, scratch, results, budget, opts):
+    """The original reps times, then memplace cold and warm: one result row. The runs' folders
+    are in scratch (outputs can be large); their reports are copied to RESULTS/reports."""
+    row = {"program": entry["program"], "input": inp["name"], "observes": entry["observes"]}
+    inputs = scratch / "inputs" / f"{entry['program']}-{inp['name']}"
+    if inp.get("generate") and not (inputs / "done").is_file():
+        GENERATORS[inp["generate"]["kind"]](inputs, inp["generate"])
+        (inputs / "done").write_text("")
+    argv = [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
+    work = scratch / "work" / entry["program"] / inp["name"]
+    reports = results / "reports"
+    reports.mkdir(parents=True, exist_ok=True)
+    runs = row["runs"] = []
+    plan = [("original", i) for i in range(opts.reps)]
+    if entry.get("memplace"):
+        plan += [("memplace", i) for i in range(1 + opts.warm)]
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    for variant, i in plan:
+        slowest = max((r["wall_s"] for r in runs), default=0)
+        if budget.left() < 2 * slowest + 2:
+            row["skipped"] = f"budget: {len(runs)} of {len(plan)} runs done"
+            break
+        label = variant if variant == "original" else ("cold" if i == 0 else f"warm{i}")
+        folder = work / (label if variant == "memplace" else "original")
+        report = work / f"report.{label}.json"
+        env = run_env(variant, entry, out, cache, report)
+        exe = unpack(out, scratch, entry, variant)
+        # A memplace run that hangs must not take the others' time: 20x the original at most.
+        limit = 120 if variant == "original" else max(30, 20 * slowest)
+        r = run_once(exe, argv, folder, env, min(budget.left(), limit))
+        r.update(variant=variant, label=label, seen=observed_outputs(
+            folder, entry["outputs"], entry["drop"]))
+        if variant == "memplace":
+            rep = read_report(report)
+            if report.is_file():
+                shutil.copy(report, reports / f"{entry['program']}-{inp['name']}.{label}.json")
+            stderr = (folder / "stderr.txt").read_text(errors="replace")
+            r.update(decisions=kernel_decisions(rep), messages=memplace_messages(stderr, rep))
+        runs.append(r)
+        reference = [x for x in runs if x["variant"] == "original"][-1]["seen"]
+        if variant == "memplace" and differing(reference, r["seen"]) and \
+                "first_difference" not in row:
+            row["first_difference"] = first_difference(
+                work / "original", folder, differing(reference, r["seen"]), entry["drop"], label)
+    summarize(row)
+    return row
+
+
+def summarize(row):
+    """The row's medians, ratios and comparison from its runs."""
+    runs = row["runs"]
+    orig = [r for r in runs if r["variant"] == "original"]
+    cold = [r for r in runs if r["label"] == "cold"]
+    warm = [r for r in runs if r["label"].startswith("warm")]
+    if orig:
+        row["original_s"] = round(statistics.median(r["wall_s"] for r in orig), 4)
+        ref = orig[-1]["seen"]
+        row["original_deterministic"] = all(not differing(ref, r["seen"]) for r in orig)
+        mine = cold + warm
+        if mine:
+            row["differs"] = sorted({f"{r['label']}:{n}" for r in mine
+                                     for n in differing(ref, r["seen"])})
+            row["bitwise"] = not row["differs"]
+        row["failed_runs"] = [f"{r['label']}: exit {r['rc']}" for r in runs if r["rc"] != 0]
+    if cold:
+        row["cold_s"] = cold[0]["wall_s"]
+        row["cold_ratio"] = ratio(row["cold_s"], row.get("original_s"))
+    if warm:
+        row["warm_s"] = round(statistics.median(r["wall_s"] for r in warm), 4)
+        row["warm_ratio"] = ratio(row["warm_s"], row.get("original_s"))
+    if cold or warm:
+        last = (warm or cold)[-1]
+        row["decisions"] = {k: f"{cold[0]['decisions'].get(k, '-') if cold else '-'} -> {v}"
+                            for k, v in last["decisions"].items()}
+        row["messages"] = list(dict.fromkeys(m for r in cold + warm for m in r["messages"]))[:20]
+
+
+def check_manifest(out, manifest, programs):
+    """Problems that stop a run before it starts: binaries missing, bad patterns or generators."""
+    problems = []
+    for entry, inp in plan_order(manifest, programs):
+        for variant in ("original", "memplace"):
+            if entry.get(variant) and not (out / entry[variant]).is_file():
+                problems.append(f"{entry['program']}: {entry[variant]} missing")
+        if not entry.get("original"):
+            problems.append(f"{entry['program']}: no original build ({entry['failures']})")
+        for pattern in entry["drop"]:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                problems.append(f"{entry['program']}: drop pattern {pattern!r}: {e}")
+        if inp.get("generate") and inp["generate"].get("kind") not in GENERATORS:
+            problems.append(f"{entry['program']}/{inp['name']}: unknown generator")
+    if any(e.get("fixed_time") for e in manifest["programs"]) and \
+            not (out / "fixed_time.so").is_file():
+        problems.append("fixed_time.so missing")
+    return list(dict.fromkeys(problems))
+
+
+def unpack_all(out, scratch, manifest):
+    """Every binary unpacked and an ELF executable (the dry run's check)."""
+    problems = []
+    for entry in manifest["programs"]:
+        for variant in ("original", "memplace"):
+            if entry.get(variant) and (out / entry[variant]).is_file():
+                exe = unpack(out, scratch, entry, variant)
+                if exe.read_bytes()[:4] != b"\x7fELF" or not os.access(exe, os.X_OK):
+                    problems.append(f"{exe}: not an executable")
+    return problems
+
+
+def device_name():
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30)
+        return p.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def run(opts):
+    out, results = Path(opts.out).resolve(), Path(opts.results).resolve()
+    scratch = Path(opts.scratch or tempfile.mkdtemp(prefix="memplace-runs-")).resolve()
+    manifest = json.loads((out / "manifest.json").read_text())
+    plan = plan_order(manifest, opts.programs)
+    problems = check_manifest(out, manifest, opts.programs)
+    for p in problems:
+        print(f"runs.py: {p}", file=sys.stderr)
+    no_memplace = [e["program"] for e in manifest["programs"] if not e.get("memplace")]
+    budget = Budget(float(os.environ.get(BUDGET_ENV, "420")))
+    per_input = opts.reps + (1 + opts.warm)
+    print(f"runs.py: {len(plan)} program inputs, {per_input} runs each (originals {opts.reps}, "
+          f"memplace 1 cold + {opts.warm} warm), budget {budget.seconds:.0f} s"
+          + (f"; no memplace build: {', '.join(no_memplace)}" if no_memplace else ""))
+    if opts.dry_run:
+        problems += unpack_all(out, scratch, manifest)
+        for p in problems:
+            print(f"runs.py: {p}", file=sys.stderr)
+        for entry, inp in plan:
+            print(f"  {entry['program']:14} {inp['name']:12} {' '.join(inp['argv'])}")
+        return 1 if problems else 0
+    results.mkdir(parents=True, exist_ok=True)
+    doc = {"format": "memplace-public-runs-results", "device": device_name(),
+           "budget_s": budget.seconds, "reps": opts.reps, "warm": opts.warm, "rows": [],
+           "skipped": [], "build_failures": {e["program"]: e["failures"]
+                                             for e in manifest["programs"] if e["failures"]},
+           "rewrite": {e["program"]: e.get("rewrite", []) for e in manifest["programs"]}}
+    for entry, inp in plan:
+        if not entry.get("original") or not (out / entry["original"]).is_file():
+            doc["skipped"].append(f"{entry['program']}/{inp['name']}: no original binary")
+            continue
+        if budget.left() < 10:
+            doc["skipped"].append(f"{entry['program']}/{inp['name']}: budget")
+            continue
+        row = measure(entry, inp, out, scratch, results, budget, opts)
+        doc["rows"].append(row)
+        print(f"  {row['program']:14} {row['input']:12} original {row.get('original_s', 0):.3f} s,"
+              f" cold {row.get('cold_ratio', '-')}x, warm {row.get('warm_ratio', '-')}x, bitwise "
+              f"{row.get('bitwise', '-')} {row.get('skipped', '')}", flush=True)
+        (results / "runs.json").write_text(json.dumps(doc, indent=1) + "\n")
+    doc["elapsed_s"] = round(budget.seconds - budget.left(), 1)
+    (results / "runs.json").write_text(json.dumps(doc, indent=1) + "\n")
+    table = markdown_table(doc["rows"])
+    notes = [f"- skipped: {s}" for s in doc["skipped"]]
+    notes += [f"- {r['program']}/{r['input']}: {m}" for r in doc["rows"]
+              for m in r.get("messages", [])[:5]]
+    notes += [f"- {r['program']}/{r['input']}: failed runs {r['failed_runs']}"
+              for r in doc["rows"] if r.get("failed_runs")]
+    notes += [f"- build {p}: {f}" for p, f in doc["build_failures"].items()]
+    summary = (f"Device: {doc['device']}; {doc['elapsed_s']} s of {budget.seconds:.0f} s.\n\n"
+               + table + ("\n" + "\n".join(notes) + "\n" if notes else ""))
+    (results / "summary.md").write_text(summary)
+    print("\n" + summary)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("prepare", help="build the binaries and the manifest (here)")
+    p.add_argument("--suite", action="append", required=True, help="NAME=DIR")
+    p.add_argument("--carry", required=True, help="the folder carried to the GPU machine")
+    p.add_argument("--work", default="out/public/runs-work", help="sources, objects, logs")
+    p.add_argument("--build", default="build", help="the CMake build (its lib/ and bin/memplace)")
+    p.add_argument("--memplace", help="default: BUILD/bin/memplace")
+    p.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    p.add_argument("--programs", nargs="*")
+    p.add_argument("--jobs", type=int, default=2)
+    r = sub.add_parser("run", help="run and compare (on the GPU machine)")
+    r.add_argument("out", help="the folder prepare wrote")
+    r.add_argument("results")
+    r.add_argument("--dry-run", action="store_true")
+    r.add_argument("--scratch", help="the runs' folders, inputs and binaries (default: a new "
+                   "folder under the system's temporary folder)")
+    r.add_argument("--programs", nargs="*")
+    r.add_argument("--reps", type=int, default=5, help="runs of the original")
+    r.add_argument("--warm", type=int, default=4, help="memplace runs after the cold one")
+    opts = ap.parse_args()
+    if opts.step == "prepare":
+        opts.memplace = opts.memplace or str(Path(opts.build) / "bin" / "memplace")
+        return prepare(opts)
+    return run(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Tests of bench/public/runs.py without a GPU: the output comparison (timing lines dropped,
+output files, the first difference), the report's decisions and warnings, the input generators,
+the run order and its budget, and a whole `run` of made-up programs (shell scripts standing in
+for the original and the memplace build)."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+RUNS = ROOT / "bench" / "public" / "runs.py"
+sys.path.insert(0, str(RUNS.parent))
+import runs as R  # noqa: E402
+
+
+def write_run(folder, stdout, files=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stdout.txt").write_text(stdout)
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
+class Comparison(unittest.TestCase):
+    def test_timing_lines_are_dropped_and_nothing_else(self):
+        text = "WG 16\nTime consumed(ms): 1.5\nresult 3\nExec: 2.0\n"
+        self.assertEqual(R.drop_timing_lines(text, ["^Time consumed", "^Exec:"]),
+                         "WG 16\nresult 3\n")
+        self.assertEqual(R.drop_timing_lines(text, []), text)
+
+    def test_only_timing_lines_differ_is_bitwise(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write_run(Path(d) / "a", "x 1\nTime: 1.0\n", {"result.txt": "1 2 3\n"})
+            b = write_run(Path(d) / "b", "x 1\nTime: 9.9\n", {"result.txt": "1 2 3\n"})
+            seen_a = R.observed_outputs(a, ["result.txt"], ["^Time:"])
+            seen_b = R.observed_outputs(b, ["result.txt"], ["^Time:"])
+            self.assertEqual(R.differing(seen_a, seen_b), [])
+            self.assertEqual(R.differing(R.observed_outputs(a, [], []),
+                                         R.observed_outputs(b, [], [])), ["stdout"])
+
+    def test_a_changed_or_missing_output_file_differs(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write_run(Path(d) / "a", "x\n", {"result.txt": "1 2 3\n", "o.txt": "k\n"})
+            b = write_run(Path(d) / "b", "x\n", {"result.txt": "1 2 4\n"})
+            seen_a = R.observed_outputs(a, ["result.txt", "o.txt"], [])
+            seen_b = R.observed_outputs(b, ["result.txt", "o.txt"], [])
+            self.assertEqual(seen_b["o.txt"], "missing")
+            self.assertEqual(R.differing(seen_a, seen_b), ["o.txt", "result.txt"])
+            first = R.first_difference(a, b, ["result.txt"], [], "cold")
+            self.assertEqual(first, {"run": "cold", "output": "result.txt", "line": 1,
+                                     "original": "1 2 3", "memplace": "1 2 4"})
+            self.assertEqual(R.first_difference(a, b, ["o.txt"], [], "warm1")["why"], "missing")
+
+    def test_first_difference_in_stdout_skips_timing_lines(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write_run(Path(d) / "a", "t 1\nv 1\nv 2\n")
+            b = write_run(Path(d) / "b", "t 2\nv 1\n")
+            first = R.first_difference(a, b, ["stdout"], ["^t "], "cold")
+            self.assertEqual((first["line"], first["original"], first["memplace"]), (2, "v 2", None))
+
+
+REPORT = {"kernels": [
+    {"kernel": "k", "status": "placed", "applied": {"a": "shared", "b": "global"}},
+    {"kernel": "k", "status": "untraced", "applied": {"a": "global"}},
+    {"kernel": "r", "status": "original", "why": "the traced run's outputs differed: a race",
+     "applied": {}}],
+    "warnings": ["memplace placer: r: outputs differed"]}
+
+
+class Report(unittest.TestCase):
+    def test_decisions_per_kernel_name_statuses_and_places(self):
+        self.assertEqual(R.kernel_decisions(REPORT),
+                         {"k": "placed/untraced a:shared", "r": "original"})
+        self.assertEqual(R.kernel_decisions(None), {})
+
+    def test_messages_from_stderr_and_report_once_each(self):
+        stderr = "result 1\nmemplace placer: r: outputs differed\nother\n"
+        self.assertEqual(R.memplace_messages(stderr, REPORT), [
+            "r: outputs differed",
+            "r: original: the traced run's outputs differed: a race"])
+
+
+class Inputs(unittest.TestCase):
+    def test_hotspot_files_have_one_value_a_cell(self):
+        with tempfile.TemporaryDirectory() as d:
+            R.generate_hotspot(Path(d), 8)
+            temp = (Path(d) / "temp").read_text().split()
+            power = (Path(d) / "power").read_text().split()
+            self.assertEqual((len(temp), len(power)), (64, 64))
+            self.assertTrue(all(320 <= float(v) <= 340 for v in temp))
+            before = (Path(d) / "temp").read_bytes()
+            R.generate_hotspot(Path(d), 8)
+            self.assertEqual((Path(d) / "temp").read_bytes(), before)  # the same every time
+
+    def test_bfs_graph_is_consistent(self):
+        with tempfile.TemporaryDirectory() as d:
+            R.generate_bfs(Path(d), 100, 4)
+            words = [int(w) for w in (Path(d) / "graph.txt").read_text().split()]
+            nodes = words[0]
+            pairs = [(words[1 + 2 * i], words[2 + 2 * i]) for i in range(nodes)]
+            rest = words[1 + 2 * nodes:]
+            edges = rest[1]
+            self.assertEqual(nodes, 100)
+            self.assertEqual(rest[0], 0)  # the source
+            start = 0
+            for first, count in pairs:
+                self.assertEqual(first, start)
+                start += count
+            self.assertEqual(edges, start)
+            self.assertEqual(len(rest[2:]), 2 * edges)
+            self.assertTrue(all(0 <= v < nodes for v in rest[2::2]))
+
+
+class Plan(unittest.TestCase):
+    def test_first_inputs_of_all_programs_come_first(self):
+        manifest = {"programs": [{"program": "a", "inputs": [{"name": "a1"}, {"name": "a2"}]},
+                                 {"program": "b", "inputs": [{"name": "b1"}]}]}
+        order = [(p["program"], i["name"]) for p, i in R.plan_order(manifest)]
+        self.assertEqual(order, [("a", "a1"), ("b", "b1"), ("a", "a2")])
+        self.assertEqual([i["name"] for _, i in R.plan_order(manifest, ["b"])], ["b1"])
+
+    def test_manifest_problems_are_named(self):
+        manifest = {"programs": [{"program": "a", "original": "bin/a.original.gz",
+                                  "memplace": None, "failures": [], "drop": ["("],
+                                  "fixed_time": True,
+                                  "inputs": [{"name": "x", "argv": [],
+                                              "generate": {"kind": "nope"}}]}]}
+        with tempfile.TemporaryDirectory() as d:
+            problems = R.check_manifest(Path(d), manifest, None)
+        self.assertEqual(len(problems), 4, problems)
+        self.assertIn("bin/a.original.gz missing", problems[0])
+
+
+class Summary(unittest.TestCase):
+    def run_row(self, variant, label, wall, seen):
+        return {"variant": variant, "label": label, "wall_s": wall, "rc": 0, "seen": seen,
+                "decisions": {"k": "placed a:shared"}, "messages": []}
+
+    def test_medians_ratios_and_bitwise(self):
+        same, other = {"stdout": "1"}, {"stdout": "2"}
+        row = {"runs": [self.run_row("original", "original", w, same) for w in (1.0, 2.0, 1.2)]
+               + [self.run_row("memplace", "cold", 1.5, same),
+                  self.run_row("memplace", "warm1", 1.1, same),
+                  self.run_row("memplace", "warm2", 1.3, other)]}
+        R.summarize(row)
+        self.assertEqual((row["original_s"], row["cold_s"], row["warm_s"]), (1.2, 1.5, 1.2))
+        self.assertEqual((row["cold_ratio"], row["warm_ratio"]), (1.25, 1.0))
+        self.assertFalse(row["bitwise"])
+        self.assertEqual(row["differs"], ["warm2:stdout"])
+        self.assertTrue(row["original_deterministic"])
+        row.update(program="p", input="i")
+        table = R.markdown_table([row])
+        self.assertIn("| p | i | 1.200 | 1.500 | 1.25 | 1.200 | 1.0 | no: warm2:stdout |", table)
+
+
+FAKE = """#!/bin/sh
+# A made-up program: prints its result and a time, writes result.txt; as the memplace build it
+# writes a report where MEMPLACE_REPORT says and checks the cold cache is fresh.
+echo "answer $1"
+echo "Time: $$"
+echo "cells $1" > result.txt
+if [ -n "$MEMPLACE_REPORT" ]; then
+  [ "$MEMPLACE" = auto ] || exit 3
+  if [ -f "$MEMPLACE_CACHE/seen" ]; then status=cache; else status=trace; fi
+  mkdir -p "$MEMPLACE_CACHE" && touch "$MEMPLACE_CACHE/seen"
+  echo "{\\"kernels\\": [{\\"kernel\\": \\"k\\", \\"status\\": \\"$status\\", \\"applied\\": {}}]}" \\
+    > "$MEMPLACE_REPORT"
+  [ "$WRONG" = 1 ] && echo "cells wrong" > result.txt
+fi
+exit 0
+"""
+
+
+class WholeRun(unittest.TestCase):
+    def test_run_compares_and_reports(self):
+        with tempfile.TemporaryDirectory() as d:
+            out, results = Path(d) / "carry", Path(d) / "results"
+            (out / "bin").mkdir(parents=True)
+            programs = []
+            for name, wrong in (("good", False), ("bad", True)):
+                for variant in ("original", "memplace"):
+                    script = FAKE.replace('"$WRONG" = 1', "1 = 1" if wrong else "1 = 0")
+                    with gzip.open(out / "bin" / f"{name}.{variant}.gz", "wt") as f:
+                        f.write(script)
+                programs.append({"program": name, "original": f"bin/{name}.original.gz",
+                                 "memplace": f"bin/{name}.memplace.gz", "failures": [],
+                                 "outputs": ["result.txt"], "drop": ["^Time:"], "observes": "",
+                                 "inputs": [{"name": "n3", "argv": ["3"]}]})
+            (out / "manifest.json").write_text(json.dumps({"programs": programs}))
+            env = dict(os.environ, MEMPLACE_RUNS_BUDGET_S="60")
+            p = subprocess.run([sys.executable, str(RUNS), "run", str(out), str(results),
+                                "--reps", "3", "--warm", "2", "--scratch", str(Path(d) / "s")],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = json.loads((results / "runs.json").read_text())
+            rows = {r["program"]: r for r in doc["rows"]}
+            self.assertTrue(rows["good"]["bitwise"])
+            self.assertEqual(len(rows["good"]["runs"]), 6)
+            self.assertEqual(rows["good"]["decisions"], {"k": "trace -> cache"})
+            self.assertFalse(rows["bad"]["bitwise"])
+            self.assertEqual(rows["bad"]["first_difference"]["memplace"], "cells wrong")
+            self.assertTrue((results / "reports" / "good-n3.warm2.json").is_file())
+            self.assertIn("| good | n3 |", (results / "summary.md").read_text())
+
+    def test_a_spent_budget_skips_and_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "carry"
+            (out / "bin").mkdir(parents=True)
+            with gzip.open(out / "bin" / "p.original.gz", "wt") as f:
+                f.write(FAKE)
+            (out / "manifest.json").write_text(json.dumps({"programs": [
+                {"program": "p", "original": "bin/p.original.gz", "memplace": None,
+                 "failures": [], "outputs": [], "drop": [], "observes": "",
+                 "inputs": [{"name": "n1", "argv": ["1"]}]}]}))
+            env = dict(os.environ, MEMPLACE_RUNS_BUDGET_S="1")
+            p = subprocess.run([sys.executable, str(RUNS), "run", str(out), str(Path(d) / "r"),
+                                "--scratch", str(Path(d) / "s")],
+                               capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = json.loads((Path(d) / "r" / "runs.json").read_text())
+            self.assertEqual(doc["skipped"], ["p/n1: budget"])
+
+
+if __name__ == "__main__":
+    unittest.main()
