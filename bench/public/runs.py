@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Public programs on the GPU, as written and under memplace: outputs bitwise, whole-process times.
 
-Two steps (issue 29's judged measurement; docs/EVALUATION.md "Public programs"):
+Two steps, and a shortcut between them (issue 29's judged measurement; docs/EVALUATION.md
+"Public programs"):
 
   runs.py prepare --suite rodinia=DIR --carry OUT [--work DIR] [--build build] [--nvcc PATH]
                   [--programs P ...]
@@ -11,6 +12,10 @@ Two steps (issue 29's judged measurement; docs/EVALUATION.md "Public programs"):
       Placer and the engine from BUILD/lib) and writes into OUT the stripped binaries, a preload
       that fixes time() (programs that seed rand() with it), this script and manifest.json
       (program, argv per input, output files, stdout lines that hold times, build failures).
+
+  runs.py refresh --carry OUT
+      here: OUT's manifest takes programs.json's inputs, outputs, timing lines and fixed_time
+      as they are now, without rebuilding (a change that leaves the sources and flags alone).
 
   runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--warm N]
       on the GPU machine (python3 and the stdlib only): per program and input, the original N
@@ -288,6 +293,32 @@ def compile_jobs(spec, src_copy, rewritten_units, rewritten_dir, objs):
     return jobs
 
 
+def run_fields(spec):
+    """What `run` takes from programs.json (the rest of a manifest entry is the build's)."""
+    return {"inputs": spec["inputs"], "outputs": spec["outputs"], "drop": spec["drop"],
+            "observes": spec.get("observes", ""), "fixed_time": bool(spec.get("fixed_time"))}
+
+
+def refresh(opts):
+    """The carried manifest's inputs, outputs, timing lines and fixed_time from programs.json
+    as it is now, without rebuilding: for changes that leave the sources and flags alone."""
+    carry = Path(opts.carry).resolve()
+    table = json.loads((HERE / "programs.json").read_text())
+    manifest = json.loads((carry / "manifest.json").read_text())
+    for entry in manifest["programs"]:
+        spec = table.get(entry.get("suite"), {}).get("runs", {}).get(entry["program"])
+        if spec is None:
+            sys.exit(f"runs.py: {entry['program']}: not in programs.json's runs: prepare again")
+        if spec.get("fixed_time") and not (carry / "fixed_time.so").is_file():
+            sys.exit(f"runs.py: {entry['program']}: fixed_time needs a prepare")
+        changed = [k for k, v in run_fields(spec).items() if entry.get(k) != v]
+        entry.update(run_fields(spec))
+        print(f"{entry['program']}: {', '.join(changed) or 'unchanged'}")
+    (carry / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.copy(__file__, carry / "runs.py")
+    return 0
+
+
 def build_program(name, spec, suite, ctx):
     """Both binaries of one program into ctx['carry']/bin: the manifest entry."""
     work = ctx["work"] / name
@@ -306,9 +337,7 @@ def build_program(name, spec, suite, ctx):
     for (variant, i, _), err in zip(jobs, errs):
         if err:
             failures.append({"stage": f"compile {variant}", "unit": spec["sources"][i], "why": err})
-    entry = {"program": name, "inputs": spec["inputs"], "outputs": spec["outputs"],
-             "drop": spec["drop"], "observes": spec.get("observes", ""),
-             "fixed_time": bool(spec.get("fixed_time")), "rewrite": summary,
+    entry = {"program": name, **run_fields(spec), "rewrite": summary,
              "original": None, "memplace": None, "failures": failures}
     bin_dir = ctx["carry"] / "bin"
     for variant in ("original", "memplace"):
@@ -674,6 +703,9 @@ def main():
     p.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     p.add_argument("--programs", nargs="*")
     p.add_argument("--jobs", type=int, default=2)
+    f = sub.add_parser("refresh", help="the carried manifest's inputs and timing lines from "
+                       "programs.json, without rebuilding (here)")
+    f.add_argument("--carry", required=True, help="the folder prepare wrote")
     r = sub.add_parser("run", help="run and compare (on the GPU machine)")
     r.add_argument("out", help="the folder prepare wrote")
     r.add_argument("results")
@@ -687,7 +719,7 @@ def main():
     if opts.step == "prepare":
         opts.memplace = opts.memplace or str(Path(opts.build) / "bin" / "memplace")
         return prepare(opts)
-    return run(opts)
+    return refresh(opts) if opts.step == "refresh" else run(opts)
 
 
 if __name__ == "__main__":

@@ -282,6 +282,33 @@ exit 0
 """
 
 
+class Refresh(unittest.TestCase):
+    def test_the_manifest_takes_the_inputs_and_timing_lines_of_programs_json(self):
+        runs = json.loads((RUNS.parent / "programs.json").read_text())["rodinia"]["runs"]
+        with tempfile.TemporaryDirectory() as d:
+            carry = Path(d)
+            old = {"program": "streamcluster", "suite": "rodinia", "original": "bin/o.gz",
+                   "memplace": None, "failures": [], "rewrite": [{"unit": "u"}],
+                   "inputs": [{"name": "old", "argv": []}], "outputs": [], "drop": ["time:"],
+                   "observes": "", "fixed_time": False}
+            (carry / "manifest.json").write_text(json.dumps({"programs": [old]}))
+            p = subprocess.run([sys.executable, str(RUNS), "refresh", "--carry", str(carry)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("streamcluster: inputs, outputs, drop, observes", p.stdout)
+            entry = json.loads((carry / "manifest.json").read_text())["programs"][0]
+            self.assertEqual(entry["drop"], runs["streamcluster"]["drop"])
+            self.assertEqual(entry["inputs"], runs["streamcluster"]["inputs"])
+            self.assertEqual((entry["original"], entry["rewrite"]), ("bin/o.gz", [{"unit": "u"}]))
+            self.assertTrue((carry / "runs.py").is_file())
+            old["program"] = "nope"
+            (carry / "manifest.json").write_text(json.dumps({"programs": [old]}))
+            p = subprocess.run([sys.executable, str(RUNS), "refresh", "--carry", str(carry)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("nope: not in programs.json's runs", p.stderr)
+
+
 class WholeRun(unittest.TestCase):
     def test_run_compares_and_reports(self):
         with tempfile.TemporaryDirectory() as d:
