@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Public programs on the GPU, as written and under memplace: outputs bitwise, whole-process times.
 
-Two steps (issue 29's judged measurement; docs/EVALUATION.md "Public programs"):
+Two steps, and a shortcut between them (issue 29's judged measurement; docs/EVALUATION.md
+"Public programs"):
 
   runs.py prepare --suite rodinia=DIR --carry OUT [--work DIR] [--build build] [--nvcc PATH]
                   [--programs P ...]
@@ -12,15 +13,22 @@ Two steps (issue 29's judged measurement; docs/EVALUATION.md "Public programs"):
       that fixes time() (programs that seed rand() with it), this script and manifest.json
       (program, argv per input, output files, stdout lines that hold times, build failures).
 
+  runs.py refresh --carry OUT
+      here: OUT's manifest takes programs.json's inputs, outputs, timing lines and fixed_time
+      as they are now, without rebuilding (a change that leaves the sources and flags alone).
+
   runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--warm N]
       on the GPU machine (python3 and the stdlib only): per program and input, the original N
-      times (default 5; the median of whole-process wall times; the last run's outputs kept),
-      then the memplace build with MEMPLACE=auto and a fresh MEMPLACE_CACHE (cold: the first
-      run) and --warm more runs on that cache (default 4), each with MEMPLACE_REPORT. Every run's
-      outputs (its output files, its stdout without the timing lines) are compared bitwise with
-      the original's last run. Writes RESULTS/runs.json and RESULTS/summary.md and prints the
-      table. MEMPLACE_RUNS_BUDGET_S (default 420) bounds the whole run: what does not fit is
-      skipped and listed. --dry-run checks the manifest and the binaries and prints the plan.
+      times (default 9; whole-process wall times: median, min and max; the last run's outputs
+      kept), then the memplace build with MEMPLACE=auto and a fresh MEMPLACE_CACHE (cold: the
+      first run) and --warm more runs on that cache (default 8), each with MEMPLACE_REPORT.
+      Every run's outputs (its output files, its stdout without the timing lines) are compared
+      bitwise with the original's last run. Writes RESULTS/runs.json (with the cold run's
+      per-kernel first-run overheads from its report), RESULTS/reports.tgz (every run's Placer
+      report) and RESULTS/summary.md, and prints the table. MEMPLACE_RUNS_BUDGET_S (default 420)
+      bounds the whole run: every program's first input runs before any second one, and what
+      does not fit is skipped and listed. --dry-run checks the manifest and the binaries and
+      prints the plan.
 
 The program list, flags, inputs and outputs are bench/public/programs.json's "runs".
 """
@@ -36,6 +44,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -96,6 +105,33 @@ def kernel_decisions(report):
             for name, e in per_kernel.items()}
 
 
+def kernel_overheads(report):
+    """Per kernel signature of a Placer report, what its first run cost: overhead_ms (total,
+    profiling, engine, transform, tuning), the original's median host time a launch, the launches
+    traced of all, the status and why (the cold run's entry in runs.json)."""
+    rows = []
+    for k in (report or {}).get("kernels", []):
+        overhead = k.get("overhead_ms") or {}
+        launches = k.get("launches") or {}
+        rows.append({
+            "kernel": k.get("kernel", "?"),
+            "signature": (k.get("signature") or {}).get("text"),
+            "status": k.get("status"), "why": k.get("why") or "",
+            "launches_traced": launches.get("traced"), "launches_total": launches.get("total"),
+            "overhead_ms": {f: overhead.get(f) for f in
+                            ("total", "profiling", "engine", "transform", "tuning")},
+            "host_us_median_original": (overhead.get("detail") or {}).get(
+                "host_us_median_original")})
+    return rows
+
+
+def spread(values):
+    """Median, min and max of wall times (the machine quantises them: see docs/EVALUATION.md)."""
+    values = list(values)
+    return {"median": round(statistics.median(values), 4), "min": min(values),
+            "max": max(values)}
+
+
 def memplace_messages(stderr_text, report):
     """The warnings memplace gave (races, fallbacks): its stderr lines and the report's."""
     lines = [re.sub(r"^memplace( placer)?: ", "", l.strip())
@@ -136,19 +172,30 @@ def ratio(x, base):
     return round(x / base, 3) if x is not None and base else None
 
 
+def seconds_with_range(row, key):
+    """'median (min-max)' of row[key + '_s'], three decimals; '-' when not measured."""
+    median = row.get(f"{key}_s")
+    if median is None:
+        return "-"
+    low, high = row.get(f"{key}_min_s"), row.get(f"{key}_max_s")
+    return f"{median:.3f}" + ("" if low is None else f" ({low:.3f}-{high:.3f})")
+
+
 def markdown_table(results):
-    head = ("| program | input | original s (median) | cold s | cold ratio | warm s (median) "
-            "| warm ratio | bitwise | decisions (cold -> warm) |\n|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| program | input | original s median (min-max) | cold s | cold ratio "
+            "| warm s median (min-max) | warm ratio | bitwise | decisions (cold -> warm) |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
     rows = []
     for r in results:
-        def s(v):
-            return "-" if v is None else f"{v:.3f}"
         bitwise = {True: "yes", False: "no: " + ", ".join(r.get("differs", []))}.get(
             r.get("bitwise"), "-")
         if r.get("bitwise") and not r.get("original_deterministic", True):
             bitwise += " (original varies)"
-        rows.append(f"| {r['program']} | {r['input']} | {s(r.get('original_s'))} "
-                    f"| {s(r.get('cold_s'))} | {r.get('cold_ratio') or '-'} | {s(r.get('warm_s'))} "
+        if r.get("original_failed"):
+            bitwise += f" (the original fails: {r['original_failed']})"
+        rows.append(f"| {r['program']} | {r['input']} | {seconds_with_range(r, 'original')} "
+                    f"| {seconds_with_range(r, 'cold')} | {r.get('cold_ratio') or '-'} "
+                    f"| {seconds_with_range(r, 'warm')} "
                     f"| {r.get('warm_ratio') or '-'} | {bitwise} "
                     f"| {'; '.join(f'{k}: {v}' for k, v in r.get('decisions', {}).items()) or '-'} |")
     return head + "\n".join(rows) + "\n"
@@ -246,6 +293,32 @@ def compile_jobs(spec, src_copy, rewritten_units, rewritten_dir, objs):
     return jobs
 
 
+def run_fields(spec):
+    """What `run` takes from programs.json (the rest of a manifest entry is the build's)."""
+    return {"inputs": spec["inputs"], "outputs": spec["outputs"], "drop": spec["drop"],
+            "observes": spec.get("observes", ""), "fixed_time": bool(spec.get("fixed_time"))}
+
+
+def refresh(opts):
+    """The carried manifest's inputs, outputs, timing lines and fixed_time from programs.json
+    as it is now, without rebuilding: for changes that leave the sources and flags alone."""
+    carry = Path(opts.carry).resolve()
+    table = json.loads((HERE / "programs.json").read_text())
+    manifest = json.loads((carry / "manifest.json").read_text())
+    for entry in manifest["programs"]:
+        spec = table.get(entry.get("suite"), {}).get("runs", {}).get(entry["program"])
+        if spec is None:
+            sys.exit(f"runs.py: {entry['program']}: not in programs.json's runs: prepare again")
+        if spec.get("fixed_time") and not (carry / "fixed_time.so").is_file():
+            sys.exit(f"runs.py: {entry['program']}: fixed_time needs a prepare")
+        changed = [k for k, v in run_fields(spec).items() if entry.get(k) != v]
+        entry.update(run_fields(spec))
+        print(f"{entry['program']}: {', '.join(changed) or 'unchanged'}")
+    (carry / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.copy(__file__, carry / "runs.py")
+    return 0
+
+
 def build_program(name, spec, suite, ctx):
     """Both binaries of one program into ctx['carry']/bin: the manifest entry."""
     work = ctx["work"] / name
@@ -264,9 +337,7 @@ def build_program(name, spec, suite, ctx):
     for (variant, i, _), err in zip(jobs, errs):
         if err:
             failures.append({"stage": f"compile {variant}", "unit": spec["sources"][i], "why": err})
-    entry = {"program": name, "inputs": spec["inputs"], "outputs": spec["outputs"],
-             "drop": spec["drop"], "observes": spec.get("observes", ""),
-             "fixed_time": bool(spec.get("fixed_time")), "rewrite": summary,
+    entry = {"program": name, **run_fields(spec), "rewrite": summary,
              "original": None, "memplace": None, "failures": failures}
     bin_dir = ctx["carry"] / "bin"
     for variant in ("original", "memplace"):
@@ -397,9 +468,10 @@ def read_report(path):
         return None
 
 
-def measure(entry, inp, out, scratch, results, budget, opts):
+def measure(entry, inp, out, scratch, budget, opts):
     """The original reps times, then memplace cold and warm: one result row. The runs' folders
-    are in scratch (outputs can be large); their reports are copied to RESULTS/reports."""
+    are in scratch (outputs can be large); their reports are copied to SCRATCH/reports (packed
+    into RESULTS/reports.tgz by pack_reports)."""
     row = {"program": entry["program"], "input": inp["name"], "observes": entry["observes"]}
     inputs = scratch / "inputs" / f"{entry['program']}-{inp['name']}"
     if inp.get("generate") and not (inputs / "done").is_file():
@@ -407,7 +479,7 @@ def measure(entry, inp, out, scratch, results, budget, opts):
         (inputs / "done").write_text("")
     argv = [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
     work = scratch / "work" / entry["program"] / inp["name"]
-    reports = results / "reports"
+    reports = scratch / "reports"
     reports.mkdir(parents=True, exist_ok=True)
     runs = row["runs"] = []
     plan = [("original", i) for i in range(opts.reps)]
@@ -436,6 +508,8 @@ def measure(entry, inp, out, scratch, results, budget, opts):
                 shutil.copy(report, reports / f"{entry['program']}-{inp['name']}.{label}.json")
             stderr = (folder / "stderr.txt").read_text(errors="replace")
             r.update(decisions=kernel_decisions(rep), messages=memplace_messages(stderr, rep))
+            if label == "cold":
+                r["overheads"] = kernel_overheads(rep)
         runs.append(r)
         reference = [x for x in runs if x["variant"] == "original"][-1]["seen"]
         if variant == "memplace" and differing(reference, r["seen"]) and \
@@ -453,7 +527,9 @@ def summarize(row):
     cold = [r for r in runs if r["label"] == "cold"]
     warm = [r for r in runs if r["label"].startswith("warm")]
     if orig:
-        row["original_s"] = round(statistics.median(r["wall_s"] for r in orig), 4)
+        stats = spread(r["wall_s"] for r in orig)
+        row.update(original_s=stats["median"], original_min_s=stats["min"],
+                   original_max_s=stats["max"])
         ref = orig[-1]["seen"]
         row["original_deterministic"] = all(not differing(ref, r["seen"]) for r in orig)
         mine = cold + warm
@@ -462,11 +538,20 @@ def summarize(row):
                                      for n in differing(ref, r["seen"])})
             row["bitwise"] = not row["differs"]
         row["failed_runs"] = [f"{r['label']}: exit {r['rc']}" for r in runs if r["rc"] != 0]
+        # Outputs that match while the original fails compare two error messages: say so.
+        failed = sorted({str(r["rc"]) for r in orig if r["rc"] != 0})
+        if failed:
+            row["original_failed"] = f"exit {'/'.join(failed)} in {sum(r['rc'] != 0 for r in orig)}" \
+                f" of {len(orig)} runs"
     if cold:
         row["cold_s"] = cold[0]["wall_s"]
         row["cold_ratio"] = ratio(row["cold_s"], row.get("original_s"))
+        if "overheads" in cold[0]:
+            row["cold_overhead_ms"] = round(sum(k["overhead_ms"]["total"] or 0
+                                                for k in cold[0]["overheads"]), 3)
     if warm:
-        row["warm_s"] = round(statistics.median(r["wall_s"] for r in warm), 4)
+        stats = spread(r["wall_s"] for r in warm)
+        row.update(warm_s=stats["median"], warm_min_s=stats["min"], warm_max_s=stats["max"])
         row["warm_ratio"] = ratio(row["warm_s"], row.get("original_s"))
     if cold or warm:
         last = (warm or cold)[-1]
@@ -509,6 +594,24 @@ def unpack_all(out, scratch, manifest):
     return problems
 
 
+def pack_reports(staged, tgz):
+    """Every staged report in one archive: the device tool brings back a limited number of
+    files, and ~20 inputs x 9 memplace runs are too many."""
+    partial = tgz.with_name(tgz.name + ".partial")
+    with tarfile.open(partial, "w:gz") as tar:
+        for report in sorted(Path(staged).glob("*.json")):
+            tar.add(report, arcname=f"reports/{report.name}")
+    partial.replace(tgz)
+
+
+def input_needs_s(rows, program, runs_per_input):
+    """A lower bound of an input's time: its runs at the median original time of the program's
+    previous input (a later input is the larger one), and 10 s; an input that cannot fit is
+    skipped whole rather than measured in part."""
+    previous = [r["original_s"] for r in rows if r["program"] == program and r.get("original_s")]
+    return max(10.0, runs_per_input * previous[-1]) if previous else 10.0
+
+
 def device_name():
     try:
         p = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
@@ -540,6 +643,7 @@ def run(opts):
             print(f"  {entry['program']:14} {inp['name']:12} {' '.join(inp['argv'])}")
         return 1 if problems else 0
     results.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(scratch / "reports", ignore_errors=True)  # a reused scratch: this run's only
     doc = {"format": "memplace-public-runs-results", "device": device_name(),
            "budget_s": budget.seconds, "reps": opts.reps, "warm": opts.warm, "rows": [],
            "skipped": [], "build_failures": {e["program"]: e["failures"]
@@ -549,29 +653,42 @@ def run(opts):
         if not entry.get("original") or not (out / entry["original"]).is_file():
             doc["skipped"].append(f"{entry['program']}/{inp['name']}: no original binary")
             continue
-        if budget.left() < 10:
-            doc["skipped"].append(f"{entry['program']}/{inp['name']}: budget")
+        needs = input_needs_s(doc["rows"], entry["program"], per_input)
+        if budget.left() < needs:
+            doc["skipped"].append(f"{entry['program']}/{inp['name']}: budget"
+                                  + (f" (needs {needs:.0f} s or more)" if needs > 10 else ""))
             continue
-        row = measure(entry, inp, out, scratch, results, budget, opts)
+        row = measure(entry, inp, out, scratch, budget, opts)
         doc["rows"].append(row)
+        pack_reports(scratch / "reports", results / "reports.tgz")
         print(f"  {row['program']:14} {row['input']:12} original {row.get('original_s', 0):.3f} s,"
               f" cold {row.get('cold_ratio', '-')}x, warm {row.get('warm_ratio', '-')}x, bitwise "
               f"{row.get('bitwise', '-')} {row.get('skipped', '')}", flush=True)
         (results / "runs.json").write_text(json.dumps(doc, indent=1) + "\n")
     doc["elapsed_s"] = round(budget.seconds - budget.left(), 1)
     (results / "runs.json").write_text(json.dumps(doc, indent=1) + "\n")
+    summary = summary_text(doc)
+    (results / "summary.md").write_text(summary)
+    print("\n" + summary)
+    return 0
+
+
+def summary_text(doc):
+    """summary.md: the device, the run counts, the table and the notes under it."""
     table = markdown_table(doc["rows"])
     notes = [f"- skipped: {s}" for s in doc["skipped"]]
+    notes += [f"- {r['program']}/{r['input']}: first-run overhead {r['cold_overhead_ms']} ms "
+              "(the cold run's report; per kernel in runs.json)"
+              for r in doc["rows"] if r.get("cold_overhead_ms")]
     notes += [f"- {r['program']}/{r['input']}: {m}" for r in doc["rows"]
               for m in r.get("messages", [])[:5]]
     notes += [f"- {r['program']}/{r['input']}: failed runs {r['failed_runs']}"
               for r in doc["rows"] if r.get("failed_runs")]
     notes += [f"- build {p}: {f}" for p, f in doc["build_failures"].items()]
-    summary = (f"Device: {doc['device']}; {doc['elapsed_s']} s of {budget.seconds:.0f} s.\n\n"
-               + table + ("\n" + "\n".join(notes) + "\n" if notes else ""))
-    (results / "summary.md").write_text(summary)
-    print("\n" + summary)
-    return 0
+    return (f"Device: {doc['device']}; {doc['elapsed_s']} s of {doc['budget_s']:.0f} s; "
+            f"whole-process wall times, original {doc['reps']} runs, memplace 1 cold + "
+            f"{doc['warm']} warm.\n\n"
+            + table + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
 def main():
@@ -586,6 +703,9 @@ def main():
     p.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     p.add_argument("--programs", nargs="*")
     p.add_argument("--jobs", type=int, default=2)
+    f = sub.add_parser("refresh", help="the carried manifest's inputs and timing lines from "
+                       "programs.json, without rebuilding (here)")
+    f.add_argument("--carry", required=True, help="the folder prepare wrote")
     r = sub.add_parser("run", help="run and compare (on the GPU machine)")
     r.add_argument("out", help="the folder prepare wrote")
     r.add_argument("results")
@@ -593,13 +713,13 @@ def main():
     r.add_argument("--scratch", help="the runs' folders, inputs and binaries (default: a new "
                    "folder under the system's temporary folder)")
     r.add_argument("--programs", nargs="*")
-    r.add_argument("--reps", type=int, default=5, help="runs of the original")
-    r.add_argument("--warm", type=int, default=4, help="memplace runs after the cold one")
+    r.add_argument("--reps", type=int, default=9, help="runs of the original")
+    r.add_argument("--warm", type=int, default=8, help="memplace runs after the cold one")
     opts = ap.parse_args()
     if opts.step == "prepare":
         opts.memplace = opts.memplace or str(Path(opts.build) / "bin" / "memplace")
         return prepare(opts)
-    return run(opts)
+    return refresh(opts) if opts.step == "refresh" else run(opts)
 
 
 if __name__ == "__main__":

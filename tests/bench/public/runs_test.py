@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Tests of bench/public/runs.py without a GPU: the output comparison (timing lines dropped,
-output files, the first difference), the report's decisions and warnings, the input generators,
-the run order and its budget, and a whole `run` of made-up programs (shell scripts standing in
-for the original and the memplace build)."""
+output files, the first difference), programs.json's timing-line patterns against the lines the
+programs print, the report's decisions, warnings and first-run overheads, the input generators,
+the run order and its budget, the statistics, and a whole `run` of made-up programs (shell
+scripts standing in for the original and the memplace build)."""
 import gzip
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -64,6 +66,63 @@ class Comparison(unittest.TestCase):
             self.assertEqual((first["line"], first["original"], first["memplace"]), (2, "v 2", None))
 
 
+# Per program of programs.json's "runs": lines as its printf calls to stdout write them (the
+# Rodinia sources, TIMING off): (lines that hold times, lines that must stay).
+PRINTED = {
+    "gaussian": (["Time total (including memory transfers)\t0.123456 sec",
+                  "Time for CUDA kernels:\t0.000321 sec"],
+                 ["WG size of kernel 1 = 512, WG size of kernel 2= 4 X 4",
+                  "Create matrix internally in parse, size = 256 ", "    0.10    -0.25 ",
+                  "The final solution is: ", "1.00 1.00 "]),
+    "lud": (["Time consumed(ms): 12.345000"],
+            ["WG size of kernel = 16 X 16", "Generate input matrix internally, size =512",
+             "Before LUD", ">>>Verify<<<<", "dismatch at (3, 4): (o)0.500000 (n)0.500001"]),
+    "nw": ([], ["WG size of kernel = 16 ", "Start Needleman-Wunsch",
+                "Processing top-left matrix", "Processing bottom-right matrix"]),
+    "pathfinder": ([], ["pyramidHeight: 20", "gridSize: [10000]", "blockSize: 256",
+                        "3 1 4 1 5 ", "12 7 9 "]),
+    "backprop": ([], ["Random number generator seed: 7", "Input layer size : 65536",
+                      "Starting training kernel", "Performing GPU computation", "Training done"]),
+    "srad_v2": ([], ["WG size of kernel = 16 X 16", "Randomizing the input matrix",
+                     "Start the SRAD main loop", "Printing Output:", "0.12345 0.54321 ",
+                     "Computation Done"]),
+    "lavaMD": ([" 0.000123456789 s,  1.234567890123 % : GPU: SET DEVICE / DRIVER INIT",
+                "12.000123456789 s, 98.765432101234 % : GPU: KERNEL", "0.012345678901 s"],
+               ["thread block size of kernel = 128 ", "Configuration used: boxes1d = 5",
+                "Time spent in different stages of GPU_CUDA KERNEL:", "Total time:"]),
+    "streamcluster": (["time = 1.234567s", "time pgain = 0.000000s", "time pgain_dist = 0.1s",
+                       "time pselect = 0.000142s", "time localSearch = 0.5s",
+                       "time serial = 0.000012s", "time CPU to GPU memory copy = 0.001s",
+                       "time GPU to CPU memory copy back = 0.002s", "time GPU malloc = 0.003s",
+                       "time GPU free = 0.0s", "time kernel = 0.25s"],
+                      ["PARSEC Benchmark Suite", "====CUDA Timing info (pgain)====",
+                       "thread 0: Finished first call to speedy, cost=1234.500000, k=12",
+                       "loz = 0.000000, hiz = 2.5", "Running Local Search...",
+                       "finish cont center", ""]),
+    "hotspot": ([], ["WG size of kernel = 16 X 16", "pyramidHeight: 2", "gridSize: [512, 512]",
+                     "Start computing the transient temperature", "Ending simulation"]),
+    "bfs": ([], ["Reading File", "Read File", "Copied Everything to GPU memory",
+                 "Kernel Executed 12 times", "Result stored in result.txt"]),
+}
+
+
+class TimingPatterns(unittest.TestCase):
+    def test_every_program_has_printed_lines_here(self):
+        runs = json.loads((RUNS.parent / "programs.json").read_text())["rodinia"]["runs"]
+        self.assertEqual(sorted(runs), sorted(PRINTED))
+
+    def test_patterns_drop_the_times_and_keep_the_rest(self):
+        runs = json.loads((RUNS.parent / "programs.json").read_text())["rodinia"]["runs"]
+        for program, (timing, kept) in PRINTED.items():
+            with self.subTest(program=program):
+                # Interleaved, as the programs print them: the kept lines stay in order.
+                mixed = [line for i, k in enumerate(kept)
+                         for line in ([timing[i]] if i < len(timing) else []) + [k]]
+                text = "".join(f"{line}\n" for line in mixed + timing[len(kept):])
+                self.assertEqual(R.drop_timing_lines(text, runs[program]["drop"]),
+                                 "".join(f"{line}\n" for line in kept))
+
+
 REPORT = {"kernels": [
     {"kernel": "k", "status": "placed", "applied": {"a": "shared", "b": "global"}},
     {"kernel": "k", "status": "untraced", "applied": {"a": "global"}},
@@ -83,6 +142,24 @@ class Report(unittest.TestCase):
         self.assertEqual(R.memplace_messages(stderr, REPORT), [
             "r: outputs differed",
             "r: original: the traced run's outputs differed: a race"])
+
+
+    def test_overheads_per_kernel_signature(self):
+        report = {"kernels": [
+            {"kernel": "k", "status": "placed", "why": "", "signature": {"text": "k grid 4"},
+             "launches": {"traced": 1, "total": 10},
+             "overhead_ms": {"total": 3.5, "profiling": 2.0, "engine": 1.0, "transform": 0.5,
+                             "tuning": 0.0, "detail": {"host_us_median_original": 12.5}}},
+            {"kernel": "u", "status": "untraced", "why": "launched once"}]}
+        k, u = R.kernel_overheads(report)
+        self.assertEqual(k, {"kernel": "k", "signature": "k grid 4", "status": "placed",
+                             "why": "", "launches_traced": 1, "launches_total": 10,
+                             "overhead_ms": {"total": 3.5, "profiling": 2.0, "engine": 1.0,
+                                             "transform": 0.5, "tuning": 0.0},
+                             "host_us_median_original": 12.5})
+        self.assertEqual((u["status"], u["why"], u["overhead_ms"]["total"],
+                          u["host_us_median_original"]), ("untraced", "launched once", None, None))
+        self.assertEqual(R.kernel_overheads(None), [])
 
 
 class Inputs(unittest.TestCase):
@@ -135,13 +212,19 @@ class Plan(unittest.TestCase):
         self.assertEqual(len(problems), 4, problems)
         self.assertIn("bin/a.original.gz missing", problems[0])
 
+    def test_a_later_input_needs_its_runs_at_the_earlier_inputs_median(self):
+        rows = [{"program": "a", "original_s": 2.0}, {"program": "b", "original_s": 0.5}]
+        self.assertEqual(R.input_needs_s(rows, "a", 18), 36.0)
+        self.assertEqual(R.input_needs_s(rows, "b", 18), 10.0)  # 9 s: the floor
+        self.assertEqual(R.input_needs_s(rows, "c", 18), 10.0)  # a first input
+
 
 class Summary(unittest.TestCase):
     def run_row(self, variant, label, wall, seen):
         return {"variant": variant, "label": label, "wall_s": wall, "rc": 0, "seen": seen,
                 "decisions": {"k": "placed a:shared"}, "messages": []}
 
-    def test_medians_ratios_and_bitwise(self):
+    def test_medians_ranges_ratios_and_bitwise(self):
         same, other = {"stdout": "1"}, {"stdout": "2"}
         row = {"runs": [self.run_row("original", "original", w, same) for w in (1.0, 2.0, 1.2)]
                + [self.run_row("memplace", "cold", 1.5, same),
@@ -149,13 +232,36 @@ class Summary(unittest.TestCase):
                   self.run_row("memplace", "warm2", 1.3, other)]}
         R.summarize(row)
         self.assertEqual((row["original_s"], row["cold_s"], row["warm_s"]), (1.2, 1.5, 1.2))
+        self.assertEqual((row["original_min_s"], row["original_max_s"]), (1.0, 2.0))
+        self.assertEqual((row["warm_min_s"], row["warm_max_s"]), (1.1, 1.3))
         self.assertEqual((row["cold_ratio"], row["warm_ratio"]), (1.25, 1.0))
         self.assertFalse(row["bitwise"])
         self.assertEqual(row["differs"], ["warm2:stdout"])
         self.assertTrue(row["original_deterministic"])
+        self.assertNotIn("original_failed", row)
         row.update(program="p", input="i")
         table = R.markdown_table([row])
-        self.assertIn("| p | i | 1.200 | 1.500 | 1.25 | 1.200 | 1.0 | no: warm2:stdout |", table)
+        self.assertIn("| p | i | 1.200 (1.000-2.000) | 1.500 | 1.25 | 1.200 (1.100-1.300) | 1.0 "
+                      "| no: warm2:stdout |", table)
+
+    def test_an_even_count_median_and_a_single_run(self):
+        self.assertEqual(R.spread([0.366, 0.416, 0.466, 0.416]),
+                         {"median": 0.416, "min": 0.366, "max": 0.466})
+        self.assertEqual(R.spread([0.3, 0.4]), {"median": 0.35, "min": 0.3, "max": 0.4})
+        self.assertEqual(R.spread([0.5]), {"median": 0.5, "min": 0.5, "max": 0.5})
+
+    def test_an_original_that_fails_is_said_beside_bitwise(self):
+        same = {"stdout": "1"}
+        row = {"program": "p", "input": "i", "runs": [
+            self.run_row("original", "original", 1.0, same) for _ in range(3)]
+            + [self.run_row("memplace", "cold", 1.0, same)]}
+        for r in row["runs"][:2]:
+            r["rc"] = 1
+        R.summarize(row)
+        self.assertTrue(row["bitwise"])
+        self.assertEqual(row["original_failed"], "exit 1 in 2 of 3 runs")
+        self.assertIn("| yes (the original fails: exit 1 in 2 of 3 runs) |",
+                      R.markdown_table([row]))
 
 
 FAKE = """#!/bin/sh
@@ -174,6 +280,33 @@ if [ -n "$MEMPLACE_REPORT" ]; then
 fi
 exit 0
 """
+
+
+class Refresh(unittest.TestCase):
+    def test_the_manifest_takes_the_inputs_and_timing_lines_of_programs_json(self):
+        runs = json.loads((RUNS.parent / "programs.json").read_text())["rodinia"]["runs"]
+        with tempfile.TemporaryDirectory() as d:
+            carry = Path(d)
+            old = {"program": "streamcluster", "suite": "rodinia", "original": "bin/o.gz",
+                   "memplace": None, "failures": [], "rewrite": [{"unit": "u"}],
+                   "inputs": [{"name": "old", "argv": []}], "outputs": [], "drop": ["time:"],
+                   "observes": "", "fixed_time": False}
+            (carry / "manifest.json").write_text(json.dumps({"programs": [old]}))
+            p = subprocess.run([sys.executable, str(RUNS), "refresh", "--carry", str(carry)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("streamcluster: inputs, outputs, drop, observes", p.stdout)
+            entry = json.loads((carry / "manifest.json").read_text())["programs"][0]
+            self.assertEqual(entry["drop"], runs["streamcluster"]["drop"])
+            self.assertEqual(entry["inputs"], runs["streamcluster"]["inputs"])
+            self.assertEqual((entry["original"], entry["rewrite"]), ("bin/o.gz", [{"unit": "u"}]))
+            self.assertTrue((carry / "runs.py").is_file())
+            old["program"] = "nope"
+            (carry / "manifest.json").write_text(json.dumps({"programs": [old]}))
+            p = subprocess.run([sys.executable, str(RUNS), "refresh", "--carry", str(carry)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("nope: not in programs.json's runs", p.stderr)
 
 
 class WholeRun(unittest.TestCase):
@@ -204,8 +337,19 @@ class WholeRun(unittest.TestCase):
             self.assertEqual(rows["good"]["decisions"], {"k": "trace -> cache"})
             self.assertFalse(rows["bad"]["bitwise"])
             self.assertEqual(rows["bad"]["first_difference"]["memplace"], "cells wrong")
-            self.assertTrue((results / "reports" / "good-n3.warm2.json").is_file())
-            self.assertIn("| good | n3 |", (results / "summary.md").read_text())
+            self.assertEqual(rows["good"]["original_min_s"] <= rows["good"]["original_s"]
+                             <= rows["good"]["original_max_s"], True)
+            cold = [r for r in rows["good"]["runs"] if r["label"] == "cold"][0]
+            self.assertEqual([(k["kernel"], k["status"]) for k in cold["overheads"]],
+                             [("k", "trace")])
+            self.assertFalse((results / "reports").exists())
+            with tarfile.open(results / "reports.tgz") as tar:
+                names = tar.getnames()
+            self.assertEqual(len(names), 6)  # 2 programs x (cold + 2 warm)
+            self.assertIn("reports/good-n3.warm2.json", names)
+            summary = (results / "summary.md").read_text()
+            self.assertIn("original 3 runs, memplace 1 cold + 2 warm", summary)
+            self.assertIn("| good | n3 |", summary)
 
     def test_a_spent_budget_skips_and_says_so(self):
         with tempfile.TemporaryDirectory() as d:
