@@ -3,16 +3,27 @@
 // (kernelinfo/feasibility.cpp), the model (model/analysis.cpp) and the runtime
 // (runtime/src/decide.cpp) call these and word their own reasons; each keeps its stage's own
 // rules (spec capacities, occupancy, null pointers, unknown extents). Header only and standard
-// C++ only, because the runtime is compiled by nvcc alone.
+// C++ only, because the runtime is compiled by nvcc alone; the device accessors
+// (runtime/include/memplace/accessors.cuh) take the texture rule from here, under NVRTC too,
+// which sees only the functions that need no standard header.
 #pragma once
 
 #include "common/access_mode.h"
 #include "common/place.h"
 
+#if !defined(__CUDACC_RTC__) // NVRTC (runtime/src/jit.cpp) has no standard headers
 #include <cstdint>
 #include <optional>
+#endif
 
 namespace memplace {
+
+/// Whether a texture can fetch elements of this many bytes (1, 2, 4, 8 or 16).
+constexpr bool isTextureElementSize(unsigned long long bytes) {
+    return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
+}
+
+#if !defined(__CUDACC_RTC__)
 
 /// The size of the constant bank a `__constant__` pool lives in.
 inline constexpr uint64_t kConstantBankBytes = 64 * 1024;
@@ -27,11 +38,6 @@ constexpr bool placeTakesWrites(Place p) {
 /// without a persisting L2 window (per-block or per-thread copies would not).
 constexpr bool placeTakesAtomics(Place p) {
     return p == Place::Global || p == Place::L2Persist;
-}
-
-/// Whether a texture can fetch elements of this many bytes (1, 2, 4, 8 or 16).
-constexpr bool isTextureElementSize(uint64_t bytes) {
-    return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
 }
 
 /// Whether an array of this many bytes fits the constant bank.
@@ -56,5 +62,7 @@ constexpr std::optional<ModeRule> accessModeExcludes(AccessMode m, Place p) {
     }
     return std::nullopt;
 }
+
+#endif // !__CUDACC_RTC__
 
 } // namespace memplace

@@ -3,6 +3,7 @@
 #include "common/feasibility.h"
 #include "model/analysis_internal.h"
 #include "model/occupancy.h"
+#include "model/staged.h"
 #include "model/stream_order_internal.h"
 
 #include <fmt/format.h>
@@ -18,11 +19,6 @@ namespace detail {
 namespace {
 
 using spec::ShareScope;
-
-bool isStaged(const spec::Spec& s, const spec::PlaceEntry& e) {
-    const spec::Memory* m = s.findMemory(e.memory);
-    return m != nullptr && m->softwareManaged && m->shareScope == ShareScope::Block;
-}
 
 std::string placeListText(const std::vector<uint32_t>& dims) {
     std::string s;
@@ -160,7 +156,7 @@ void originalOccupancy(Analysis& A) {
     uint64_t& originalStaged = A.originalStaged;
     for (const auto& a : A.h.arrays) {
         const spec::PlaceEntry* e = s.findPlace(a.original);
-        if (e != nullptr && isStaged(s, *e)) {
+        if (e != nullptr && detail::isStagedEntry(s, *e)) {
             originalStaged += a.bytes();
         }
     }
@@ -221,7 +217,7 @@ void computeCandidates(Analysis& A, size_t a, bool finalRun) {
             why = fmt::format("{} bytes are more than twice the {}-byte persisting set-aside: "
                               "a window that large thrashes it (2.0-2.4x slower on an H100)",
                               info.bytes(), setAside);
-        } else if (isStaged(s, *e)) {
+        } else if (detail::isStagedEntry(s, *e)) {
             if (written && !as.singleWriterBlocks) {
                 why = "elements written by more than one block cannot be copied back";
             } else {

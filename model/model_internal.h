@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "model/staged.h"
 
 #include <algorithm>
 #include <string>
@@ -47,11 +48,6 @@ namespace detail {
 
 inline std::string unitOf(const spec::Memory& m) {
     return m.unit.empty() ? m.name : m.unit;
-}
-
-inline bool isStagedEntry(const spec::Spec& s, const spec::PlaceEntry& e) {
-    const spec::Memory* m = s.findMemory(e.memory);
-    return m != nullptr && m->softwareManaged && m->shareScope == spec::ShareScope::Block;
 }
 
 template <typename T>

@@ -12,6 +12,7 @@
 //     atomics: shared marks the element dirty, tracing records an atomic access).
 #pragma once
 
+#include "common/feasibility.h"
 #include "memplace/config.h"
 #include "memplace/desc.h"
 #include "memplace/fastdiv.h"
@@ -116,8 +117,7 @@ MEMPLACE_DEV V ldgUnits(const V* p) {
 /// int3, double3, 12- or 24-byte structs, ...) and types that are not trivially copyable.
 template <class T>
 inline constexpr bool kTextureFeasible =
-    mstd::is_trivially_copyable_v<T> &&
-    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
+    mstd::is_trivially_copyable_v<T> && isTextureElementSize(sizeof(T));
 
 /// The texel type a texture of T is created with and fetched as.
 template <class T>
