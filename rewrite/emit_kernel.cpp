@@ -148,6 +148,55 @@ void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
         auto r = src_.range(ks.params[ap->param]);
         edits.replace(r->first, r->second, ap->mpName + " " + ap->name);
     }
+    emitPrototypes(g, tparams, edits);
+}
+
+/// Every other declaration of the kernel gets the definition's accessor template parameters and
+/// parameter types (its own parameter names and default arguments stay). The first one before
+/// the definition also declares the descriptor, so that launches between it and the definition
+/// can name it (memplace::launch instantiates at the end of the translation unit, where the
+/// descriptor is complete).
+void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>& tparams,
+                             EditList& edits) {
+    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
+    const unsigned definitionAt = src_.range(ks.declaration)->first;
+    bool declared = false;
+    for (const FunctionDecl* proto : g.prototypes) {
+        const FunctionTemplateDecl* ft = proto->getDescribedFunctionTemplate();
+        // From the first specifier (`__global__` is a macro) or the `template` keyword.
+        const unsigned begin =
+            src_.range(SourceRange(ft != nullptr ? ft->getBeginLoc() : proto->getBeginLoc(),
+                                   proto->getFunctionTypeLoc().getRParenLoc()))
+                ->first;
+        const std::string indent = src_.indentOf(begin);
+        std::string forward;
+        if (!declared && begin < definitionAt) {
+            declared = true;
+            forward =
+                g.templ != nullptr
+                    ? src_.slice(*src_.range(g.templ->getTemplateParameters()->getSourceRange())) +
+                          " struct " + g.descName + ";\n" + indent
+                    : "struct " + g.descName + ";\n" + indent;
+        }
+        if (ft != nullptr) {
+            edits.insert(begin, forward);
+            const unsigned ra = *src_.offset(ft->getTemplateParameters()->getRAngleLoc());
+            const size_t ls = src_.text().rfind('\n', ra);
+            const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
+            edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
+        } else {
+            edits.insert(begin, forward +
+                                    wrapList("template <", tparams, ">", indent + "          ",
+                                             indent.size()) +
+                                    "\n" + indent);
+        }
+        for (const ArrayPlan* ap : g.accessorArrays()) {
+            const ParmVarDecl* pv = proto->getParamDecl(ap->param);
+            auto r = src_.range(pv->getSourceRange());
+            const std::string name = pv->getNameAsString();
+            edits.replace(r->first, r->second, ap->mpName + (name.empty() ? "" : " " + name));
+        }
+    }
 }
 
 /// The body: the prologue, the original body as a lambda (its `return`s leave the lambda), the

@@ -84,7 +84,10 @@ struct KernelPlan {
     std::string reason;
     clang::SourceLocation reasonAt;
     std::vector<ArrayPlan> arrays; ///< one per pointer parameter, in parameter order
-    std::string name;              ///< qualified, without template arguments
+    /// The kernel's other declarations (prototypes; for a template, their templated functions),
+    /// rewritten with the definition.
+    std::vector<const clang::FunctionDecl*> prototypes;
+    std::string name; ///< qualified, without template arguments
     std::string descName;
     std::vector<std::vector<Place>> compiled;
     detail::SyncFacts sync;
