@@ -224,6 +224,7 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::parse(const AnalyzeOptions&
     tooling::FileContentMappings shim = {
         {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())},
         {std::string(kShimHostMinMaxPath), std::string(shimHostMinMaxContent())},
+        {std::string(kShimNvccHostHeadersPath), std::string(shimNvccHostHeadersContent())},
         {std::string(kShimOmpPath), std::string(shimOmpContent())}};
     analysis->ast_ = tooling::buildASTFromCodeWithArgs(
         analysis->parsedSource_, args, abs.string(), MEMPLACE_CLANG_TOOL,
