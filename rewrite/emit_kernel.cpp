@@ -4,6 +4,7 @@
 #include "rewrite/emitter.h"
 
 #include <clang/AST/DeclTemplate.h>
+#include <clang/AST/QualTypeNames.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -280,10 +281,37 @@ void Emitter::emitViews(const KernelPlan& g, EditList& edits) {
     }
 }
 
+/// A cache preference (`cudaFuncSetCacheConfig(kernel, ...)`) names the default instantiation:
+/// every array where the program keeps it, so that the hint applies to the code that runs the
+/// placement as written (a preference changes no result; docs/decisions/033).
+void Emitter::emitCacheHints(const KernelPlan& g, EditList& edits) {
+    PrintingPolicy pp = policyFor(ctx_);
+    pp.SuppressUnwrittenScope = true;
+    pp.FullyQualifiedName = true;
+    std::vector<std::string> types;
+    for (const ArrayPlan* ap : g.accessorArrays()) {
+        const QualType pointee = ap->decl->getType()->getPointeeType().getUnqualifiedType();
+        const std::string elem =
+            (ap->written() ? "" : "const ") +
+            TypeName::getFullyQualifiedName(pointee, ctx_, pp, /*WithGlobalNsPrefix=*/true);
+        types.push_back(fmt::format(
+            "memplace::{}<{}>",
+            ap->original == Place::ReadOnly ? "ReadOnlyAccessor" : "GlobalAccessor", elem));
+    }
+    std::set<unsigned> done; // a host template's instantiations share the text
+    for (const DeclRefExpr* name : g.cacheHints) {
+        const unsigned end = src_.range(name->getSourceRange())->second;
+        if (done.insert(end).second) {
+            edits.insert(end, wrapList("<", types, ">", "    "));
+        }
+    }
+}
+
 void Emitter::emitKernel(const KernelPlan& g, EditList& edits) {
     const FunctionDecl* p = g.pattern;
     auto accs = g.accessorArrays();
     emitSignature(g, edits);
+    emitCacheHints(g, edits);
     emitBody(g, edits);
     emitViews(g, edits);
     for (const auto& up : plan_.sites) {

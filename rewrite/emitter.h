@@ -41,6 +41,7 @@ private:
     void emitPrototypes(const KernelPlan& g, const std::vector<std::string>& tparams,
                         EditList& edits);
     void emitBody(const KernelPlan& g, EditList& edits);
+    void emitCacheHints(const KernelPlan& g, EditList& edits);
     void emitViews(const KernelPlan& g, EditList& edits);
     void emitHelper(const clang::FunctionDecl* fn, const std::vector<unsigned>& params,
                     EditList& edits);

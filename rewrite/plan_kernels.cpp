@@ -130,12 +130,29 @@ void Planner::refuseUnrewritable(KernelPlan& g) {
             }
         }
     }
+    // Its address, other than for a cache preference, would name a template: a function pointer
+    // of the original type, cudaLaunchKernel's raw-pointer arguments and attributes a launch
+    // needs do not fit an instantiation over accessors (docs/decisions/033).
     for (const auto& [kernel, at] : plan_.facts.kernelRefs) {
         if (kernel == p) {
-            g.refuse(fmt::format("it is referred to other than by a launch at {} (its "
-                                 "address, cudaFuncSetAttribute, ...): it becomes a template",
-                                 src_.lineCol(at)),
+            g.refuse(fmt::format("its address is taken at {} (a function pointer, "
+                                 "cudaLaunchKernel, cudaFuncSetAttribute, ...), and an "
+                                 "instantiation over accessors has another type",
+                                 src_.fileLineCol(at)),
                      at);
+        }
+    }
+    for (const auto& [kernel, name] : plan_.facts.kernelCacheHints) {
+        if (kernel != p) {
+            continue;
+        }
+        if (g.templ != nullptr || !src_.range(name->getSourceRange())) {
+            g.refuse(fmt::format("it is named at {} by a cache preference that memplace cannot "
+                                 "point at its default instantiation (a template, or a macro)",
+                                 src_.fileLineCol(name->getBeginLoc())),
+                     name->getBeginLoc());
+        } else {
+            g.cacheHints.push_back(name);
         }
     }
     // Union of the synchronisation facts of every analysed instantiation.
