@@ -135,21 +135,35 @@ void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
     for (const ArrayPlan* ap : accs) {
         tparams.push_back("class " + ap->mpName);
     }
-    if (g.templ != nullptr) {
-        const unsigned ra = *src_.offset(g.templ->getTemplateParameters()->getRAngleLoc());
-        const size_t ls = src_.text().rfind('\n', ra);
-        const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
-        edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
-    } else {
-        edits.insert(declBegin,
-                     wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
-                         "\n" + indent);
-    }
+    insertTemplateParams(g.templ, declBegin, "", tparams, edits);
     for (const ArrayPlan* ap : accs) {
         auto r = src_.range(ks.params[ap->param]);
         edits.replace(r->first, r->second, ap->mpName + " " + ap->name);
     }
     emitPrototypes(g, tparams, edits);
+}
+
+/// Adds the accessor template parameters to the declaration that starts at `begin`: after its
+/// own template parameters (`templ`), or as a new `template <...>` header; `prefix` (a
+/// declaration of the descriptor) goes before it.
+void Emitter::insertTemplateParams(const FunctionTemplateDecl* templ, unsigned begin,
+                                   const std::string& prefix,
+                                   const std::vector<std::string>& tparams, EditList& edits) {
+    const std::string indent = src_.indentOf(begin);
+    if (templ != nullptr) {
+        if (!prefix.empty()) {
+            edits.insert(begin, prefix);
+        }
+        const unsigned ra = *src_.offset(templ->getTemplateParameters()->getRAngleLoc());
+        const size_t ls = src_.text().rfind('\n', ra);
+        const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
+        edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
+    } else {
+        edits.insert(
+            begin, prefix +
+                       wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
+                       "\n" + indent);
+    }
 }
 
 /// Every other declaration of the kernel gets the definition's accessor template parameters and
@@ -159,8 +173,6 @@ void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
 /// descriptor is complete).
 void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>& tparams,
                              EditList& edits) {
-    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
-    const unsigned definitionAt = src_.range(ks.declaration)->first;
     bool declared = false;
     for (const FunctionDecl* proto : g.prototypes) {
         const FunctionTemplateDecl* ft = proto->getDescribedFunctionTemplate();
@@ -171,7 +183,8 @@ void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>
                 ->first;
         const std::string indent = src_.indentOf(begin);
         std::string forward;
-        if (!declared && begin < definitionAt) {
+        if (!declared &&
+            src_.sm().isBeforeInTranslationUnit(proto->getLocation(), g.pattern->getLocation())) {
             declared = true;
             forward =
                 g.templ != nullptr
@@ -179,18 +192,7 @@ void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>
                           " struct " + g.descName + ";\n" + indent
                     : "struct " + g.descName + ";\n" + indent;
         }
-        if (ft != nullptr) {
-            edits.insert(begin, forward);
-            const unsigned ra = *src_.offset(ft->getTemplateParameters()->getRAngleLoc());
-            const size_t ls = src_.text().rfind('\n', ra);
-            const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
-            edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
-        } else {
-            edits.insert(begin, forward +
-                                    wrapList("template <", tparams, ">", indent + "          ",
-                                             indent.size()) +
-                                    "\n" + indent);
-        }
+        insertTemplateParams(ft, begin, forward, tparams, edits);
         for (const ArrayPlan* ap : g.accessorArrays()) {
             const ParmVarDecl* pv = proto->getParamDecl(ap->param);
             auto r = src_.range(pv->getSourceRange());

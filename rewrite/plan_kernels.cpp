@@ -208,7 +208,8 @@ void Planner::planPrototypes(KernelPlan& g) {
                      d->getLocation());
         };
         if (fd == nullptr || fd->getFriendObjectKind() != Decl::FOK_None ||
-            d->getLexicalDeclContext() != definition->getLexicalDeclContext()) {
+            d->getLexicalDeclContext()->getPrimaryContext() !=
+                definition->getLexicalDeclContext()->getPrimaryContext()) {
             refuse("in another scope than its definition");
             continue;
         }
@@ -236,12 +237,12 @@ void Planner::planPrototypes(KernelPlan& g) {
         }
         g.prototypes.push_back(fd);
     }
-    // In source order (redecls() starts anywhere in the chain): the first declares the descriptor.
-    auto at = [&](const FunctionDecl* fd) {
-        return src_.range(SourceRange(fd->getOuterLocStart(), fd->getLocation()))->first;
-    };
+    // In translation-unit order (redecls() starts anywhere in the chain): the first declares the
+    // descriptor.
     std::sort(g.prototypes.begin(), g.prototypes.end(),
-              [&](const FunctionDecl* a, const FunctionDecl* b) { return at(a) < at(b); });
+              [&](const FunctionDecl* a, const FunctionDecl* b) {
+                  return src_.sm().isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
+              });
 }
 
 // ---- arrays of a kernel --------------------------------------------------------------------
