@@ -113,7 +113,7 @@ public:
             return true;
         }
         if (const FunctionTemplateDecl* t = fd->getDescribedFunctionTemplate()) {
-            if (seenTemplates_.insert(t).second) {
+            if (seenTemplates_.insert(t->getCanonicalDecl()).second) { // once per template
                 templates.push_back(t);
             }
             return true;
@@ -224,6 +224,7 @@ Expected<std::unique_ptr<Analysis>> AnalysisBuilder::parse(const AnalyzeOptions&
     tooling::FileContentMappings shim = {
         {std::string(kShimTextureFetchPath), std::string(shimTextureFetchContent())},
         {std::string(kShimHostMinMaxPath), std::string(shimHostMinMaxContent())},
+        {std::string(kShimNvccHostHeadersPath), std::string(shimNvccHostHeadersContent())},
         {std::string(kShimOmpPath), std::string(shimOmpContent())}};
     analysis->ast_ = tooling::buildASTFromCodeWithArgs(
         analysis->parsedSource_, args, abs.string(), MEMPLACE_CLANG_TOOL,
@@ -297,7 +298,9 @@ void warnUninstantiated(const std::vector<const FunctionTemplateDecl*>& template
                         const std::string& file, DiagnosticList& warnings) {
     for (const FunctionTemplateDecl* t : templates) {
         bool instantiated = std::any_of(raws.begin(), raws.end(), [&](const auto& r) {
-            return r.fn->getPrimaryTemplate() == t;
+            // Canonical: a template declared before its definition has one primary template.
+            const FunctionTemplateDecl* primary = r.fn->getPrimaryTemplate();
+            return primary != nullptr && primary->getCanonicalDecl() == t->getCanonicalDecl();
         });
         if (!instantiated) {
             SourceLocation at = loc.location(t->getLocation());

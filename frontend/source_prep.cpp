@@ -196,6 +196,14 @@ MEMPLACE_SHIM_MINMAX(double, double, float)
 )";
 }
 
+std::string_view shimNvccHostHeadersContent() {
+    return "// memplace analysis shim: what nvcc's cuda_runtime.h includes for host code\n"
+           "// (crt/common_functions.h) and clang-19's CUDA wrapper does not.\n"
+           "#pragma once\n"
+           "#include <string.h>\n"
+           "#include <time.h>\n";
+}
+
 std::string_view shimOmpContent() {
     return "// memplace analysis shim: gcc's omp.h, without the `__malloc__ (deallocator)`\n"
            "// attribute arguments that clang-19 rejects (the attribute itself stays).\n"
@@ -363,7 +371,8 @@ std::vector<std::string> compileFlags(const CompileFlagsInput& in) {
         args.insert(args.end(), {"-isystem", cccl});
     }
     args.insert(args.end(), {"-Xclang", "-target-sdk-version=12.4", "-w", "-include",
-                             std::string(kShimHostMinMaxPath)});
+                             std::string(kShimHostMinMaxPath), "-include",
+                             std::string(kShimNvccHostHeadersPath)});
     if (!in.hostOpenMpDir.empty()) {
         args.insert(args.end(), {"-idirafter", in.hostOpenMpDir});
     }

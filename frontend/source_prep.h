@@ -35,6 +35,13 @@ std::string_view shimTextureFetchContent();
 inline constexpr std::string_view kShimHostMinMaxPath = "/__memplace_shim__/memplace_host_minmax.h";
 std::string_view shimHostMinMaxContent();
 
+/// The shim's second forced include: the C headers nvcc's cuda_runtime.h includes for host code
+/// (crt/common_functions.h: <string.h>, <time.h>) and clang-19's CUDA wrapper does not, so that
+/// host code calling `time()` or `strlen()` without including them parses as under nvcc.
+inline constexpr std::string_view kShimNvccHostHeadersPath =
+    "/__memplace_shim__/memplace_nvcc_host_headers.h";
+std::string_view shimNvccHostHeadersContent();
+
 /// The shim's `omp.h`: gcc's (found through hostOpenMpDir, `#include_next`) with the one GNU
 /// attribute form clang-19 rejects in it (`__malloc__ (deallocator)`) removed.
 inline constexpr std::string_view kShimOmpPath = "/__memplace_shim__/omp.h";

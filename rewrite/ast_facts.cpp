@@ -488,6 +488,7 @@ public:
     }
 
     bool VisitCallExpr(CallExpr* call) {
+        noteCacheHint(call);
         if (isa<CUDAKernelCallExpr>(call) || call->isTypeDependent() ||
             call->isInstantiationDependent()) {
             return true;
@@ -517,9 +518,31 @@ public:
         return true;
     }
 
+    /// `cudaFuncSetCacheConfig(kernel, ...)`, `cudaFuncSetSharedMemConfig(kernel, ...)`: the
+    /// kernel named (`&kernel`, `(void*)kernel`) as the first argument of a cache preference.
+    void noteCacheHint(const CallExpr* call) {
+        const FunctionDecl* callee = call->getDirectCallee();
+        if (callee == nullptr || call->getNumArgs() == 0 || callee->getIdentifier() == nullptr ||
+            (callee->getName() != "cudaFuncSetCacheConfig" &&
+             callee->getName() != "cudaFuncSetSharedMemConfig")) {
+            return;
+        }
+        const Expr* arg = call->getArg(0)->IgnoreParenCasts();
+        if (const auto* addr = dyn_cast<UnaryOperator>(arg);
+            addr != nullptr && addr->getOpcode() == UO_AddrOf) {
+            arg = addr->getSubExpr()->IgnoreParenCasts();
+        }
+        if (const auto* dre = dyn_cast<DeclRefExpr>(arg)) {
+            hintArgs_.insert(dre);
+        }
+    }
+
     void finish() {
         for (const DeclRefExpr* dre : kernelDres_) {
-            if (calleeNodes_.count(dre) == 0) {
+            if (hintArgs_.count(dre) != 0 && !dre->hasExplicitTemplateArgs()) {
+                f_.kernelCacheHints.emplace_back(patternOf(cast<FunctionDecl>(dre->getDecl())),
+                                                 dre);
+            } else if (calleeNodes_.count(dre) == 0) {
                 f_.kernelRefs.emplace_back(patternOf(cast<FunctionDecl>(dre->getDecl())),
                                            dre->getBeginLoc());
             }
@@ -537,6 +560,7 @@ private:
     Facts& f_;
     const std::function<bool(FileID)>& isProgramFile_;
     std::set<const Expr*> calleeNodes_;
+    std::set<const DeclRefExpr*> hintArgs_;
     std::vector<const DeclRefExpr*> kernelDres_;
     std::vector<std::pair<const UnresolvedLookupExpr*, const FunctionDecl*>> kernelUles_;
     std::set<unsigned> seenShared_;

@@ -120,6 +120,9 @@ struct Facts {
     std::vector<const clang::CallExpr*> calls;
     /// References to a kernel other than as a launch's callee: (kernel pattern, where).
     std::vector<std::pair<const clang::FunctionDecl*, clang::SourceLocation>> kernelRefs;
+    /// Kernels named by a cache preference (`cudaFuncSetCacheConfig(kernel, ...)`,
+    /// `cudaFuncSetSharedMemConfig`), without template arguments: (kernel pattern, the name).
+    std::vector<std::pair<const clang::FunctionDecl*, const clang::DeclRefExpr*>> kernelCacheHints;
     /// `extern __shared__ T name[]` declarations in the program's files, one per declaration.
     std::vector<const clang::VarDecl*> externShared;
     /// Bytes of `__constant__` data the translation unit defines itself.

@@ -390,7 +390,6 @@ std::string Emitter::descriptorLaunch(const KernelPlan& g, const std::string& in
 
 std::string Emitter::descriptor(const KernelPlan& g, const std::string& indent) const {
     const FunctionDecl* p = g.pattern;
-    const frontend::KernelSource& ks = a_.kernels()[g.kernels[0]];
     const std::string in1 = indent + "    ";
     std::string out;
     out += fmt::format("{}// memplace: what the runtime needs to know about kernel '{}' "
@@ -398,7 +397,9 @@ std::string Emitter::descriptor(const KernelPlan& g, const std::string& indent) 
                        indent, g.name);
     std::string kernelTargs;
     if (g.templ != nullptr) {
-        out += indent + src_.slice(*src_.range(ks.templateParams)) + "\n";
+        // The definition's own list: a prototype's may name its parameters differently.
+        out += indent +
+               src_.slice(*src_.range(g.templ->getTemplateParameters()->getSourceRange())) + "\n";
         for (const NamedDecl* tp : *g.templ->getTemplateParameters()) {
             kernelTargs += tp->getNameAsString() + ", ";
         }

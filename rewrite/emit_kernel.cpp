@@ -4,6 +4,7 @@
 #include "rewrite/emitter.h"
 
 #include <clang/AST/DeclTemplate.h>
+#include <clang/AST/QualTypeNames.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,19 +135,70 @@ void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
     for (const ArrayPlan* ap : accs) {
         tparams.push_back("class " + ap->mpName);
     }
-    if (g.templ != nullptr) {
-        const unsigned ra = *src_.offset(g.templ->getTemplateParameters()->getRAngleLoc());
+    insertTemplateParams(g.templ, declBegin, "", tparams, edits);
+    for (const ArrayPlan* ap : accs) {
+        auto r = src_.range(ks.params[ap->param]);
+        edits.replace(r->first, r->second, ap->mpName + " " + ap->name);
+    }
+    emitPrototypes(g, tparams, edits);
+}
+
+/// Adds the accessor template parameters to the declaration that starts at `begin`: after its
+/// own template parameters (`templ`), or as a new `template <...>` header; `prefix` (a
+/// declaration of the descriptor) goes before it.
+void Emitter::insertTemplateParams(const FunctionTemplateDecl* templ, unsigned begin,
+                                   const std::string& prefix,
+                                   const std::vector<std::string>& tparams, EditList& edits) {
+    const std::string indent = src_.indentOf(begin);
+    if (templ != nullptr) {
+        if (!prefix.empty()) {
+            edits.insert(begin, prefix);
+        }
+        const unsigned ra = *src_.offset(templ->getTemplateParameters()->getRAngleLoc());
         const size_t ls = src_.text().rfind('\n', ra);
         const size_t column = ls == std::string::npos ? ra : ra - ls - 1;
         edits.insert(ra, wrapList(", ", tparams, "", indent + "          ", column + 1));
     } else {
-        edits.insert(declBegin,
-                     wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
-                         "\n" + indent);
+        edits.insert(
+            begin, prefix +
+                       wrapList("template <", tparams, ">", indent + "          ", indent.size()) +
+                       "\n" + indent);
     }
-    for (const ArrayPlan* ap : accs) {
-        auto r = src_.range(ks.params[ap->param]);
-        edits.replace(r->first, r->second, ap->mpName + " " + ap->name);
+}
+
+/// Every other declaration of the kernel gets the definition's accessor template parameters and
+/// parameter types (its own parameter names and default arguments stay). The first one before
+/// the definition also declares the descriptor, so that launches between it and the definition
+/// can name it (memplace::launch instantiates at the end of the translation unit, where the
+/// descriptor is complete).
+void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>& tparams,
+                             EditList& edits) {
+    bool declared = false;
+    for (const FunctionDecl* proto : g.prototypes) {
+        const FunctionTemplateDecl* ft = proto->getDescribedFunctionTemplate();
+        // From the first specifier (`__global__` is a macro) or the `template` keyword.
+        const unsigned begin =
+            src_.range(SourceRange(ft != nullptr ? ft->getBeginLoc() : proto->getBeginLoc(),
+                                   proto->getFunctionTypeLoc().getRParenLoc()))
+                ->first;
+        const std::string indent = src_.indentOf(begin);
+        std::string forward;
+        if (!declared &&
+            src_.sm().isBeforeInTranslationUnit(proto->getLocation(), g.pattern->getLocation())) {
+            declared = true;
+            forward =
+                g.templ != nullptr
+                    ? src_.slice(*src_.range(g.templ->getTemplateParameters()->getSourceRange())) +
+                          " struct " + g.descName + ";\n" + indent
+                    : "struct " + g.descName + ";\n" + indent;
+        }
+        insertTemplateParams(ft, begin, forward, tparams, edits);
+        for (const ArrayPlan* ap : g.accessorArrays()) {
+            const ParmVarDecl* pv = proto->getParamDecl(ap->param);
+            auto r = src_.range(pv->getSourceRange());
+            const std::string name = pv->getNameAsString();
+            edits.replace(r->first, r->second, ap->mpName + (name.empty() ? "" : " " + name));
+        }
     }
 }
 
@@ -231,10 +283,37 @@ void Emitter::emitViews(const KernelPlan& g, EditList& edits) {
     }
 }
 
+/// A cache preference (`cudaFuncSetCacheConfig(kernel, ...)`) names the default instantiation:
+/// every array where the program keeps it, so that the hint applies to the code that runs the
+/// placement as written (a preference changes no result; docs/decisions/033).
+void Emitter::emitCacheHints(const KernelPlan& g, EditList& edits) {
+    PrintingPolicy pp = policyFor(ctx_);
+    pp.SuppressUnwrittenScope = true;
+    pp.FullyQualifiedName = true;
+    std::vector<std::string> types;
+    for (const ArrayPlan* ap : g.accessorArrays()) {
+        const QualType pointee = ap->decl->getType()->getPointeeType().getUnqualifiedType();
+        const std::string elem =
+            (ap->written() ? "" : "const ") +
+            TypeName::getFullyQualifiedName(pointee, ctx_, pp, /*WithGlobalNsPrefix=*/true);
+        types.push_back(fmt::format(
+            "memplace::{}<{}>",
+            ap->original == Place::ReadOnly ? "ReadOnlyAccessor" : "GlobalAccessor", elem));
+    }
+    std::set<unsigned> done; // a host template's instantiations share the text
+    for (const DeclRefExpr* name : g.cacheHints) {
+        const unsigned end = src_.range(name->getSourceRange())->second;
+        if (done.insert(end).second) {
+            edits.insert(end, wrapList("<", types, ">", "    "));
+        }
+    }
+}
+
 void Emitter::emitKernel(const KernelPlan& g, EditList& edits) {
     const FunctionDecl* p = g.pattern;
     auto accs = g.accessorArrays();
     emitSignature(g, edits);
+    emitCacheHints(g, edits);
     emitBody(g, edits);
     emitViews(g, edits);
     for (const auto& up : plan_.sites) {

@@ -38,7 +38,13 @@ private:
     // kernels (emit_kernel.cpp)
     void emitKernel(const KernelPlan& g, EditList& edits);
     void emitSignature(const KernelPlan& g, EditList& edits);
+    void insertTemplateParams(const clang::FunctionTemplateDecl* templ, unsigned begin,
+                              const std::string& prefix, const std::vector<std::string>& tparams,
+                              EditList& edits);
+    void emitPrototypes(const KernelPlan& g, const std::vector<std::string>& tparams,
+                        EditList& edits);
     void emitBody(const KernelPlan& g, EditList& edits);
+    void emitCacheHints(const KernelPlan& g, EditList& edits);
     void emitViews(const KernelPlan& g, EditList& edits);
     void emitHelper(const clang::FunctionDecl* fn, const std::vector<unsigned>& params,
                     EditList& edits);

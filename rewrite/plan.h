@@ -84,7 +84,13 @@ struct KernelPlan {
     std::string reason;
     clang::SourceLocation reasonAt;
     std::vector<ArrayPlan> arrays; ///< one per pointer parameter, in parameter order
-    std::string name;              ///< qualified, without template arguments
+    /// The kernel's other declarations (prototypes; for a template, their templated functions),
+    /// rewritten with the definition.
+    std::vector<const clang::FunctionDecl*> prototypes;
+    /// Its names in cache preferences (`cudaFuncSetCacheConfig(kernel, ...)`): each names the
+    /// default instantiation (docs/decisions/033).
+    std::vector<const clang::DeclRefExpr*> cacheHints;
+    std::string name; ///< qualified, without template arguments
     std::string descName;
     std::vector<std::vector<Place>> compiled;
     detail::SyncFacts sync;

@@ -59,7 +59,10 @@ void Planner::buildKernelPlans() {
         if (fresh) {
             KernelPlan g;
             g.pattern = pattern;
-            g.templ = ks.templ;
+            // The definition's template (an instantiation names the first declaration's).
+            g.templ = pattern->getDescribedFunctionTemplate() != nullptr
+                          ? pattern->getDescribedFunctionTemplate()
+                          : ks.templ;
             g.name = kernels[i].name;
             g.selected = opt_.kernel.empty();
             plan_.kernels.push_back(std::move(g));
@@ -111,15 +114,7 @@ void Planner::refuseUnrewritable(KernelPlan& g) {
     if (p->isExternC()) {
         g.refuse("it has C linkage (extern \"C\"): it cannot become a template", p->getLocation());
     }
-    const Decl* first = g.templ != nullptr ? static_cast<const Decl*>(g.templ) : p;
-    for (const Decl* d : first->redecls()) {
-        if (d != first) {
-            g.refuse(fmt::format("it is also declared at {}: every declaration would need "
-                                 "the accessor template",
-                                 src_.lineCol(d->getLocation())),
-                     d->getLocation());
-        }
-    }
+    planPrototypes(g);
     if (g.templ != nullptr) {
         for (const NamedDecl* tp : *g.templ->getTemplateParameters()) {
             if (tp->isParameterPack()) {
@@ -135,12 +130,29 @@ void Planner::refuseUnrewritable(KernelPlan& g) {
             }
         }
     }
+    // Its address, other than for a cache preference, would name a template: a function pointer
+    // of the original type, cudaLaunchKernel's raw-pointer arguments and attributes a launch
+    // needs do not fit an instantiation over accessors (docs/decisions/033).
     for (const auto& [kernel, at] : plan_.facts.kernelRefs) {
         if (kernel == p) {
-            g.refuse(fmt::format("it is referred to other than by a launch at {} (its "
-                                 "address, cudaFuncSetAttribute, ...): it becomes a template",
-                                 src_.lineCol(at)),
+            g.refuse(fmt::format("its address is taken at {} (a function pointer, "
+                                 "cudaLaunchKernel, cudaFuncSetAttribute, ...), and an "
+                                 "instantiation over accessors has another type",
+                                 src_.fileLineCol(at)),
                      at);
+        }
+    }
+    for (const auto& [kernel, name] : plan_.facts.kernelCacheHints) {
+        if (kernel != p) {
+            continue;
+        }
+        if (g.templ != nullptr || !src_.range(name->getSourceRange())) {
+            g.refuse(fmt::format("it is named at {} by a cache preference that memplace cannot "
+                                 "point at its default instantiation (a template, or a macro)",
+                                 src_.fileLineCol(name->getBeginLoc())),
+                     name->getBeginLoc());
+        } else {
+            g.cacheHints.push_back(name);
         }
     }
     // Union of the synchronisation facts of every analysed instantiation.
@@ -159,6 +171,78 @@ void Planner::refuseUnrewritable(KernelPlan& g) {
             g.sync.interBlockWhy = s.interBlockWhy;
         }
     }
+}
+
+namespace {
+bool hasDefaultArgument(const TemplateParameterList& list) {
+    return std::any_of(list.begin(), list.end(), [](const NamedDecl* tp) {
+        if (const auto* t = dyn_cast<TemplateTypeParmDecl>(tp)) {
+            return t->hasDefaultArgument();
+        }
+        if (const auto* n = dyn_cast<NonTypeTemplateParmDecl>(tp)) {
+            return n->hasDefaultArgument();
+        }
+        const auto* tt = dyn_cast<TemplateTemplateParmDecl>(tp);
+        return tt != nullptr && tt->hasDefaultArgument();
+    });
+}
+} // namespace
+
+/// The kernel's other declarations (prototypes), each rewritten with the definition: the same
+/// accessor template parameters and parameter types. One that cannot be edited (in a file
+/// memplace does not rewrite, in a macro, in another scope) keeps the kernel as written.
+void Planner::planPrototypes(KernelPlan& g) {
+    const FunctionDecl* p = g.pattern;
+    const Decl* definition = g.templ != nullptr ? static_cast<const Decl*>(g.templ) : p;
+    for (const Decl* d : definition->redecls()) {
+        if (d == definition) {
+            continue;
+        }
+        const auto* ft = dyn_cast<FunctionTemplateDecl>(d);
+        const auto* fd = ft != nullptr ? ft->getTemplatedDecl() : dyn_cast<FunctionDecl>(d);
+        const std::string at = src_.fileLineCol(d->getLocation());
+        auto refuse = [&](const std::string& why) {
+            g.refuse(fmt::format("it is also declared at {}, {}: every declaration would need "
+                                 "the accessor template",
+                                 at, why),
+                     d->getLocation());
+        };
+        if (fd == nullptr || fd->getFriendObjectKind() != Decl::FOK_None ||
+            d->getLexicalDeclContext()->getPrimaryContext() !=
+                definition->getLexicalDeclContext()->getPrimaryContext()) {
+            refuse("in another scope than its definition");
+            continue;
+        }
+        const FunctionTypeLoc ftl = fd->getFunctionTypeLoc();
+        bool editable = ftl && src_.range(SourceRange(fd->getBeginLoc(), ftl.getRParenLoc())) &&
+                        fd->getNumParams() == p->getNumParams();
+        for (const ParmVarDecl* pv : fd->parameters()) {
+            editable = editable && src_.range(pv->getSourceRange());
+        }
+        if (ft != nullptr) {
+            editable = editable && src_.range(SourceRange(ft->getBeginLoc(), ftl.getRParenLoc())) &&
+                       src_.offset(ft->getTemplateParameters()->getRAngleLoc()) &&
+                       src_.range(g.templ->getTemplateParameters()->getSourceRange());
+            // The descriptor is declared ahead with the definition's template parameter list,
+            // which may then not repeat a default argument.
+            if (hasDefaultArgument(*ft->getTemplateParameters()) ||
+                hasDefaultArgument(*g.templ->getTemplateParameters())) {
+                refuse("with default template arguments");
+                continue;
+            }
+        }
+        if (!editable) {
+            refuse("in a file memplace does not rewrite, or spelled in a macro");
+            continue;
+        }
+        g.prototypes.push_back(fd);
+    }
+    // In translation-unit order (redecls() starts anywhere in the chain): the first declares the
+    // descriptor.
+    std::sort(g.prototypes.begin(), g.prototypes.end(),
+              [&](const FunctionDecl* a, const FunctionDecl* b) {
+                  return src_.sm().isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
+              });
 }
 
 // ---- arrays of a kernel --------------------------------------------------------------------
@@ -186,6 +270,17 @@ void Planner::planArrays(KernelPlan& g) {
     if (g.templ != nullptr) {
         for (const NamedDecl* tp : *g.templ->getTemplateParameters()) {
             taken.insert(tp->getNameAsString());
+        }
+    }
+    // The accessor types are declared in every prototype too, next to its own names.
+    for (const FunctionDecl* proto : g.prototypes) {
+        for (const ParmVarDecl* pv : proto->parameters()) {
+            taken.insert(pv->getNameAsString());
+        }
+        if (const FunctionTemplateDecl* ft = proto->getDescribedFunctionTemplate()) {
+            for (const NamedDecl* tp : *ft->getTemplateParameters()) {
+                taken.insert(tp->getNameAsString());
+            }
         }
     }
     for (unsigned i = 0; i < p->getNumParams(); ++i) {
@@ -234,6 +329,11 @@ std::optional<ArrayPlan> Planner::planArray(KernelPlan& g, unsigned i,
     }
     if (pv->hasDefaultArg()) {
         ap.refuse("it has a default argument", pv->getLocation());
+    }
+    for (const FunctionDecl* proto : g.prototypes) {
+        if (proto->getParamDecl(i)->hasDefaultArg()) {
+            ap.refuse("it has a default argument", proto->getParamDecl(i)->getLocation());
+        }
     }
     // Every access through a volatile pointer must stay one volatile access of the memory
     // the program wrote it for: no accessor (staging, caches, tracing) may stand between.

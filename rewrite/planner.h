@@ -20,6 +20,7 @@ private:
     // kernels (plan_kernels.cpp)
     void buildKernelPlans();
     void refuseUnrewritable(KernelPlan& g);
+    void planPrototypes(KernelPlan& g);
     void planArrays(KernelPlan& g);
     std::optional<ArrayPlan> planArray(KernelPlan& g, unsigned i, std::set<std::string>& taken);
     bool mergeInstantiations(const KernelPlan& g, ArrayPlan& ap);

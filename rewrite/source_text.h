@@ -148,6 +148,11 @@ public:
         auto w = where(l);
         return fmt::format("{}:{}", w.line, w.column);
     }
+    /// `file:line:col` of `l`, as diagnostics name it.
+    std::string fileLineCol(clang::SourceLocation l) const {
+        auto w = where(l);
+        return fmt::format("{}:{}:{}", w.file, w.line, w.column);
+    }
     std::string sourceLine(const memplace::SourceLocation& w) const {
         for (const File& f : files_) {
             if (f.name == w.file) {

@@ -111,6 +111,11 @@ TEST(CompileFlags, DeviceSideWithShimAndUserArgumentsLast) {
     auto at = std::find(args.begin(), args.end(), std::string(kShimHostMinMaxPath));
     ASSERT_NE(at, args.end());
     EXPECT_EQ(*(at - 1), "-include");
+    // ... and so are the C headers nvcc's cuda_runtime.h includes for host code (time()).
+    auto headers = std::find(args.begin(), args.end(), std::string(kShimNvccHostHeadersPath));
+    ASSERT_NE(headers, args.end());
+    EXPECT_EQ(*(headers - 1), "-include");
+    EXPECT_NE(shimNvccHostHeadersContent().find("#include <time.h>"), std::string_view::npos);
     EXPECT_FALSE(has("-idirafter"));
     in.hostOpenMpDir = "/usr/lib/gcc/x86_64-linux-gnu/12/include";
     args = compileFlags(in);

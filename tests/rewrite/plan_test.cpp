@@ -153,7 +153,8 @@ void run(int n, const float* in, float* out) {
     EXPECT_TRUE(placed.ok) << placed.reason;
     EXPECT_EQ(placed.launches, 1);
     EXPECT_FALSE(taken.ok);
-    EXPECT_TRUE(contains(taken.reason, "referred to other than by a launch")) << taken.reason;
+    EXPECT_TRUE(contains(taken.reason, "its address is taken at ")) << taken.reason;
+    EXPECT_TRUE(contains(taken.reason, "launches.cu:12:26")) << taken.reason;
     EXPECT_EQ(taken.launches, 0);
 
     ASSERT_EQ(p.plan().launches.size(), 2u);
@@ -267,6 +268,37 @@ void run(float* out) { k<<<1, 32, 1024>>>(out); }
             EXPECT_TRUE(sp.text.empty());
         }
     }
+}
+
+// A kernel declared before its definition is rewritten with every declaration (a launch between
+// them included); a cache preference names it (the default instantiation) and keeps it
+// rewritten; a function pointer to a kernel keeps that kernel as written, naming the line.
+TEST(RewritePlan, PrototypesAndCachePreferencesKeepAKernelRewrittenFunctionPointersDoNot) {
+    Planned p("declared", R"(#include <cuda_runtime.h>
+__global__ void early(int n, float* out);
+__global__ void pointed(int n, float* out) {
+    out[threadIdx.x] = n;
+}
+void run(int n, float* out, bool flag) {
+    early<<<1, 32>>>(n, out);
+    cudaFuncSetCacheConfig(early, cudaFuncCachePreferL1);
+    void (*k)(int, float*) = flag ? pointed : pointed;
+    k<<<1, 32>>>(n, out);
+}
+__global__ void early(int count, float* result) {
+    result[threadIdx.x] = count;
+}
+)");
+    ASSERT_TRUE(p.ok());
+    const KernelPlan& early = p.kernel("early");
+    EXPECT_TRUE(early.ok) << early.reason;
+    EXPECT_EQ(early.prototypes.size(), 1u);
+    EXPECT_EQ(early.cacheHints.size(), 1u);
+    EXPECT_EQ(early.launches, 1);
+    const KernelPlan& pointed = p.kernel("pointed");
+    EXPECT_FALSE(pointed.ok);
+    EXPECT_TRUE(contains(pointed.reason, "its address is taken at ")) << pointed.reason;
+    EXPECT_TRUE(contains(pointed.reason, "declared.cu:9:37")) << pointed.reason;
 }
 
 } // namespace

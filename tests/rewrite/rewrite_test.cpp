@@ -191,6 +191,56 @@ TEST(Rewrite, WarnsAtLaunchesOfKernelsWithNoDefinitionInTheProgram) {
     fs::remove_all(dir);
 }
 
+// A kernel declared in a header outside the program's files (which memplace does not rewrite)
+// and defined in the main file: every declaration would need the accessor template, so the
+// kernel stays as written, with a warning naming the prototype's file:line:col; the kernel
+// declared in the main file before its definition is rewritten with its prototype.
+TEST(Rewrite, APrototypeOutsideTheProgramKeepsItsKernelAsWritten) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("outside_prototype");
+    writeText(dir / "lib" / "api.cuh", "__global__ void fill(float* y, int n);\n");
+    writeText(dir / "app" / "main.cu", "#include \"../lib/api.cuh\"\n"
+                                       "__global__ void copy(const float* x, float* y);\n"
+                                       "void run(float* y, int n) {\n"
+                                       "    fill<<<1, 32>>>(y, n);\n"
+                                       "    copy<<<1, 32>>>(y, y + 32);\n"
+                                       "}\n"
+                                       "__global__ void fill(float* y, int n) {\n"
+                                       "    if (threadIdx.x < n) y[threadIdx.x] = 1.0f;\n"
+                                       "}\n"
+                                       "__global__ void copy(const float* x, float* y) {\n"
+                                       "    y[threadIdx.x] = x[threadIdx.x];\n"
+                                       "}\n");
+    RewriteOptions o;
+    o.file = (dir / "app" / "main.cu").string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    for (const auto& k : r->kernels) {
+        EXPECT_EQ(k.rewritten, k.name == "copy") << k.name << ": " << k.reason;
+        if (k.name == "fill") {
+            EXPECT_NE(k.reason.find("lib/api.cuh:1:17, in a file memplace does not rewrite"),
+                      std::string::npos)
+                << k.reason;
+        }
+    }
+    EXPECT_NE(r->output.find("__global__ void fill(float* y, int n) {"), std::string::npos);
+    EXPECT_NE(r->output.find("MEMPLACE_LAUNCH(fill, 1, 32, 0, 0, y, n)"), std::string::npos)
+        << r->output;
+    EXPECT_NE(r->output.find("struct memplace_kernel_copy;\ntemplate <class MP_x, class MP_y>\n"
+                             "__global__ void copy(MP_x x, MP_y y);"),
+              std::string::npos)
+        << r->output;
+    bool named = false;
+    for (const auto& d : r->warnings.all()) {
+        named = named || (d.message.find("kernel 'fill' left as written") != std::string::npos &&
+                          d.location.file.find("api.cuh") != std::string::npos);
+    }
+    EXPECT_TRUE(named) << r->warnings.format();
+    fs::remove_all(dir);
+}
+
 // Constructs the rewriter must leave as written, each with a warning that names file:line:col:
 // pointer arithmetic on an array (raw pointer kept), and a template kernel that is never
 // launched (nothing to instantiate it with).
