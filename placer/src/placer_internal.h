@@ -99,9 +99,12 @@ struct Entry {
     bool tuning = false;               ///< the shortlist is being measured
     bool tuned = false;                ///< measured: no revert check on top
     int tuneOriginals = 0;             ///< timed original launches the tuning issued
-    double spinMs = 0;                 ///< busy-waits asked before timed launches (timedSpin)
-    std::size_t tuneSlot = 0;          ///< measured now: 0 the original, i candidate i - 1
-    bool tuneWarm = false;             ///< the original's warm-up launch ran
+    /// Candidate launches that ran the decision while the candidate's JIT instantiation
+    /// compiled (report: tuning.jit_waits).
+    int tuneJitWaits = 0;
+    double spinMs = 0;        ///< busy-waits asked before timed launches (timedSpin)
+    std::size_t tuneSlot = 0; ///< measured now: 0 the original, i candidate i - 1
+    bool tuneWarm = false;    ///< the original's warm-up launch ran
 };
 
 struct DeviceState {

@@ -162,6 +162,7 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
     }
     j["predicted"] = pred;
     addJitAndTuning(j, r);
+    j["tuning"]["jit_waits"] = e.tuneJitWaits;
     j["fallbacks"] = r.fallbacks;
     j["launches"] = {{"total", r.launches},
                      {"traced", r.tracedLaunches},

@@ -843,6 +843,7 @@ TEST_F(PlacerTest, ReportGivesTheProcessTimes) {
     EXPECT_EQ(p["jit_warm_up"].get<double>(), 0.0);
     EXPECT_EQ(p["jit_exit_wait"].get<double>(), 0.0);
     EXPECT_EQ(j["jit_background_compiles"], 0);
+    EXPECT_EQ(j["kernels"][0]["tuning"]["jit_waits"], 0);
 }
 
 TEST_F(PlacerTest, TracesPerKernelAreBounded) {
