@@ -20,13 +20,26 @@ std::shared_ptr<Placer>& installedSlot() {
     return *p;
 }
 
+PlacerProcessTimes& processTimesSlot() {
+    static auto* t = new PlacerProcessTimes; // guarded by installMutex()
+    return *t;
+}
+
+void addTime(double PlacerProcessTimes::* field, Clock::time_point t0) {
+    const double ms = msSince(t0);
+    std::lock_guard<std::mutex> g(installMutex());
+    processTimesSlot().*field += ms;
+}
+
 /// A Placer's end (exit, uninstalled, replaced): what its signatures came to goes into the
 /// decision cache, and its report is written.
 void writeReportOf(const std::shared_ptr<Placer>& p) {
     if (!p) {
         return;
     }
+    const auto t0 = Clock::now();
     p->storeOutcomes();
+    addTime(&PlacerProcessTimes::exitStoreMs, t0); // before the report, which gives it
     if (p->options().reportPath.empty()) {
         return;
     }
@@ -69,6 +82,7 @@ std::shared_ptr<Placer> install(const Options& options) {
         uninstall();
         return nullptr;
     }
+    const auto t0 = Clock::now();
     auto p = std::make_shared<Placer>(options);
     std::shared_ptr<Placer> old;
     {
@@ -80,6 +94,7 @@ std::shared_ptr<Placer> install(const Options& options) {
         setKernelTiming(true);
     }
     setPlacementPolicy(std::make_shared<ExitHook>(p));
+    addTime(&PlacerProcessTimes::installMs, t0);
     if (old && old->options().reportPath != options.reportPath) {
         writeReportOf(old);
     } else if (old) {
@@ -99,6 +114,11 @@ void uninstall() {
         setPlacementPolicy(nullptr);
         writeReportOf(old);
     }
+}
+
+PlacerProcessTimes placerProcessTimes() {
+    std::lock_guard<std::mutex> g(installMutex());
+    return processTimesSlot();
 }
 
 std::shared_ptr<Placer> installed() {

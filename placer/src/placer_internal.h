@@ -99,9 +99,12 @@ struct Entry {
     bool tuning = false;               ///< the shortlist is being measured
     bool tuned = false;                ///< measured: no revert check on top
     int tuneOriginals = 0;             ///< timed original launches the tuning issued
-    double spinMs = 0;                 ///< busy-waits asked before timed launches (timedSpin)
-    std::size_t tuneSlot = 0;          ///< measured now: 0 the original, i candidate i - 1
-    bool tuneWarm = false;             ///< the original's warm-up launch ran
+    /// Candidate launches that ran the decision while the candidate's JIT instantiation
+    /// compiled (report: tuning.jit_waits).
+    int tuneJitWaits = 0;
+    double spinMs = 0;        ///< busy-waits asked before timed launches (timedSpin)
+    std::size_t tuneSlot = 0; ///< measured now: 0 the original, i candidate i - 1
+    bool tuneWarm = false;    ///< the original's warm-up launch ran
 };
 
 struct DeviceState {
@@ -158,6 +161,8 @@ struct Placer::Impl {
     std::string binary;
     /// Signatures traced per (device, kernel) in this run (Options::tracesPerKernel).
     std::map<std::pair<int, std::string>, int> tracesOf;
+    /// First launches on each device: properties, spec and decision cache (report, process_ms).
+    double deviceSetupMs = 0;
 
     // signatures.cpp: signatures, devices and the decision cache
     void warn(const std::string& w);
@@ -222,6 +227,17 @@ struct Placer::Impl {
     // report.cpp: each signature's record and its JSON
     void finalise(KernelRecord& r, const Entry& e) const;
     nlohmann::json recordJson(const KernelRecord& r, const Entry& e) const;
+    /// The process's host times that no signature's overhead holds (docs/placer.md,
+    /// "What the first run costs").
+    nlohmann::json processJson() const;
 };
+
+/// Host times of the Placer's own process-wide steps (install.cpp), for the report's
+/// process_ms: installing it, and the outcomes stored in the decision cache at its end.
+struct PlacerProcessTimes {
+    double installMs = 0;
+    double exitStoreMs = 0;
+};
+PlacerProcessTimes placerProcessTimes();
 
 } // namespace memplace::placer

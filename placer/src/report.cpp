@@ -4,6 +4,7 @@
 #include "common/file_io.h"
 #include "common/json.h"
 #include "placer_internal.h"
+#include "runtime/src/process_times.h"
 
 namespace memplace::placer {
 
@@ -161,6 +162,7 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
     }
     j["predicted"] = pred;
     addJitAndTuning(j, r);
+    j["tuning"]["jit_waits"] = e.tuneJitWaits;
     j["fallbacks"] = r.fallbacks;
     j["launches"] = {{"total", r.launches},
                      {"traced", r.tracedLaunches},
@@ -191,6 +193,17 @@ nlohmann::json Placer::Impl::recordJson(const KernelRecord& r, const Entry& e) c
     j["measured"] = measured;
     j["notes"] = r.notes;
     return j;
+}
+
+nlohmann::json Placer::Impl::processJson() const {
+    const ::memplace::detail::ProcessTimes rt = ::memplace::detail::processTimes();
+    const PlacerProcessTimes pl = placerProcessTimes();
+    return {{"placer_install", pl.installMs},       {"device_setup", deviceSetupMs},
+            {"traced_launches", rt.tracedLaunchMs}, {"trace_setup", rt.traceSetupMs},
+            {"trace_wait", rt.traceWaitMs},         {"shadow_compare", rt.shadowCompareMs},
+            {"jit_warm_up", rt.jitWarmUpMs},        {"jit_sync", rt.jitSyncMs},
+            {"jit_background", rt.jitBackgroundMs}, {"jit_exit_wait", rt.jitExitWaitMs},
+            {"exit_store", pl.exitStoreMs}};
 }
 
 std::vector<KernelRecord> Placer::kernels() const {
@@ -265,6 +278,8 @@ std::string Placer::reportJson() const {
                      {"engine", total.engineMs},
                      {"transform", total.transformMs},
                      {"total", total.totalMs()}}}};
+    j["process_ms"] = m.processJson();
+    j["jit_background_compiles"] = ::memplace::detail::processTimes().jitBackgroundCompiles;
     j["warnings"] = m.warnings;
     return dumpJson(j, 2) + "\n";
 }

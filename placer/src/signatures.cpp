@@ -23,6 +23,12 @@ DeviceState& Placer::Impl::device(int dev) {
     if (it != devices.end()) {
         return it->second;
     }
+    const auto t0 = Clock::now();
+    struct Timed {
+        double& ms;
+        Clock::time_point t0;
+        ~Timed() { ms += msSince(t0); }
+    } timed{deviceSetupMs, t0};
     DeviceState& d = devices[dev];
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {

@@ -242,6 +242,7 @@ bool Placer::Impl::candidateLaunched(Entry& e, const LaunchReport& report) {
         same = false; // the decision (or the dynamic accessor) ran while it compiles
     }
     const bool waiting = report.jit == "pending" || report.jit == "not-requested";
+    e.tuneJitWaits += !same && waiting ? 1 : 0;
     if (same && !fallback) {
         c.warmed = true;
         c.dispatch = dispatchOf(report);

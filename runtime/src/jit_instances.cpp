@@ -2,6 +2,8 @@
 // background and their wait at exit, loading into the context (jit_instances.h).
 #include "runtime/src/jit_instances.h"
 
+#include "runtime/src/process_times.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -68,6 +70,12 @@ void jitLoad(JitEntry& e, const jit::Binary& b, const char* origin) {
     e.origin = origin;
 }
 
+/// The exit's wait (registered by jitStartBackground), timed for the Placer's report.
+void waitJitThreadsAtExit() {
+    const ProcessTimer timer(&ProcessTimes::jitExitWaitMs);
+    waitJitThreads();
+}
+
 /// Compiles in a background thread (the runtime's lock is not held there); the entry becomes
 /// Ready at the first launch that finds the job done.
 void jitStartBackground(Runtime& r, JitEntry& e) {
@@ -83,8 +91,11 @@ void jitStartBackground(Runtime& r, JitEntry& e) {
         // compilation still in flight crashed in nvrtcCompileProgram (SIGSEGV at the exit of
         // hydro_force in the evaluation, from the cores: decision 017). So a small compilation
         // on this thread comes first.
-        (void)jit::compile(jit::warmUpRequest(e.request));
-        std::atexit(waitJitThreads);
+        {
+            const ProcessTimer timer(&ProcessTimes::jitWarmUpMs);
+            (void)jit::compile(jit::warmUpRequest(e.request));
+        }
+        std::atexit(waitJitThreadsAtExit);
         return true;
     }();
     (void)waitsAtExit;
@@ -93,8 +104,13 @@ void jitStartBackground(Runtime& r, JitEntry& e) {
         std::lock_guard<std::mutex> g(t.mu);
         ++t.running;
     }
+    countBackgroundCompile();
     std::thread([job, request = e.request, key = e.key, dir = r.jitCacheDir] {
-        jit::Binary b = jit::compile(request);
+        jit::Binary b;
+        {
+            const ProcessTimer timer(&ProcessTimes::jitBackgroundMs);
+            b = jit::compile(request);
+        }
         std::string cacheError;
         if (!dir.empty() && (b.ok || b.cacheable)) {
             (void)jit::writeCache(dir, key, request.nameExpression, b, &cacheError);
@@ -213,7 +229,11 @@ JitEntry& jitFor(Runtime& r, const KernelView& kv, const LaunchArgs& la, int dev
     JitEntry& e = it->second;
     if (e.state == JitEntry::State::Absent && compile) {
         if (r.jitSync) {
-            jit::Binary b = jit::compile(e.request);
+            jit::Binary b;
+            {
+                const ProcessTimer timer(&ProcessTimes::jitSyncMs);
+                b = jit::compile(e.request);
+            }
             e.compileMs = b.compileMs;
             std::string cacheError;
             if (!r.jitCacheDir.empty() && (b.ok || b.cacheable) &&

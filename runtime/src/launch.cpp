@@ -3,6 +3,7 @@
 // must not outlast the launch and hands the report and the trace on. The phases: decide.cpp,
 // place_*.cpp, tracing.cpp, timing.cpp; the device interface: device.h.
 #include "runtime/src/device.h"
+#include "runtime/src/process_times.h"
 #include "runtime/src/runtime_internal.h"
 
 namespace memplace::detail {
@@ -156,6 +157,12 @@ void finishLaunch(const KernelView& kv, const LaunchArgs& la, LaunchPlan& plan,
         r.policy->launched(st.info, rep);
     }
     tlsLastReport = rep;
+    if (st.tracing) {
+        // The whole traced launch on the host, the Placer's work on its trace included.
+        addProcessTime(&ProcessTimes::tracedLaunchMs, std::chrono::duration<double, std::milli>(
+                                                          std::chrono::steady_clock::now() - st.t0)
+                                                          .count());
+    }
     plan.state.reset(); // releases the lock
 }
 

@@ -1,6 +1,7 @@
 // Kernel timing: CUDA events around each launch (the materialisation's stream work, then the
 // kernel), pooled per device and read back by takeKernelTimings. Timing has its own lock, so that
 // policies may collect timings from their hooks.
+#include "runtime/src/process_times.h"
 #include "runtime/src/runtime_internal.h"
 
 #include <algorithm>
@@ -33,6 +34,16 @@ struct Timing {
 Timing& timing() {
     static auto* t = new Timing; // never destroyed, like the runtime
     return *t;
+}
+
+struct ProcessClock {
+    std::mutex mu;
+    ProcessTimes times;
+};
+
+ProcessClock& processClock() {
+    static auto* c = new ProcessClock; // never destroyed: the exit's handlers read it
+    return *c;
 }
 
 bool timingOn() {
@@ -88,6 +99,24 @@ void giveEvents(int device, cudaEvent_t (&ev)[3]) {
 }
 
 } // namespace
+
+ProcessTimes processTimes() {
+    ProcessClock& c = processClock();
+    std::lock_guard<std::mutex> g(c.mu);
+    return c.times;
+}
+
+void addProcessTime(double ProcessTimes::* field, double ms) {
+    ProcessClock& c = processClock();
+    std::lock_guard<std::mutex> g(c.mu);
+    c.times.*field += ms;
+}
+
+void countBackgroundCompile() {
+    ProcessClock& c = processClock();
+    std::lock_guard<std::mutex> g(c.mu);
+    ++c.times.jitBackgroundCompiles;
+}
 
 void Launch::startTiming(bool asked, double spinUs) {
     timingWanted = !st.sweepLaunch && (timingOn() || asked);

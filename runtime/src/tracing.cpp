@@ -2,6 +2,7 @@
 // warp records into a device buffer (sampled blocks only, when asked), which finishLaunch reads
 // back into a TraceResult for the policy or for takeTraces. Shadow launches: shadow.cpp.
 #include "runtime/src/device.h"
+#include "runtime/src/process_times.h"
 #include "runtime/src/runtime_internal.h"
 
 #include <algorithm>
@@ -191,12 +192,15 @@ void readTraceBuffer(Runtime& r, const KernelView& kv, const LaunchArgs& la, con
                      std::chrono::steady_clock::time_point& tc0) {
     LaunchReport& rep = st.report;
     TraceBufferHeader h{0, 0};
+    const auto waited = std::chrono::steady_clock::now();
     bool ok = status == cudaSuccess && st.traceStatus == cudaSuccess;
     ok = ok &&
          check(cudaMemcpyAsync(&h, plan.sink.header, sizeof h, cudaMemcpyDeviceToHost, la.stream),
                "cudaMemcpyAsync(trace header)", rep);
     ok = ok && check(cudaStreamSynchronize(la.stream), "cudaStreamSynchronize(trace)", rep);
     tc0 = std::chrono::steady_clock::now(); // collection, not the kernel's own time
+    addProcessTime(&ProcessTimes::traceWaitMs,
+                   std::chrono::duration<double, std::milli>(tc0 - waited).count());
     if (!ok) {
         rep.errors.emplace_back("trace not collected");
         return;
@@ -236,7 +240,12 @@ bool traceLaunch(Launch& l, const Decision& decision) {
         --r.traceRemaining;
     }
     l.beginTiming(); // the trace buffer's setup is stream work
-    if (prepareTracing(r, l.kv, l.la, l.plan, l.st, opt)) {
+    bool prepared = false;
+    {
+        const ProcessTimer timer(&ProcessTimes::traceSetupMs);
+        prepared = prepareTracing(r, l.kv, l.la, l.plan, l.st, opt);
+    }
+    if (prepared) {
         l.st.policyTrace = byPolicy;
         l.ready();
         return true;
@@ -270,6 +279,7 @@ void collectTrace(Runtime& r, const KernelView& kv, const LaunchArgs& la, Launch
     tr.collectMicros =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tc0).count();
     if (st.shadow) {
+        const ProcessTimer timer(&ProcessTimes::shadowCompareMs);
         finishShadow(r, kv, la, st, status, tr);
     }
     if (st.policyTrace && r.policy) {

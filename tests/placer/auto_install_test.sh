@@ -14,6 +14,10 @@ grep -q '"format": "memplace-placer-report"' "$out/report.json"
 grep -q '"status": "placed"' "$out/report.json"
 grep -q '"table": "shared"' "$out/report.json"
 grep -q '"traced": 1' "$out/report.json"
+# The process's own times (docs/placer.md, "What the first run costs"), the exit's store included.
+grep -q '"process_ms"' "$out/report.json"
+grep -Eq '"exit_store": [0-9]' "$out/report.json"
+grep -Eq '"trace_setup": [0-9]' "$out/report.json"
 echo "report: $(grep -c '"kernel":' "$out/report.json") kernel(s), table placed in shared memory"
 # MEMPLACE=off: the Placer does not install; the program's own check fails (its 2nd launch untraced).
 if MEMPLACE=off MEMPLACE_QUIET=1 "$prog" >"$out/off.log" 2>&1; then

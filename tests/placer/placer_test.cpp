@@ -814,6 +814,38 @@ TEST_F(PlacerTest, AShrinkingGridIsOneSignatureTracedOnce) {
     EXPECT_EQ(j["first_run"]["traces_per_kernel"], 4);
 }
 
+TEST_F(PlacerTest, ReportGivesTheProcessTimes) {
+    // process_ms: the host time of the work no signature's overhead holds (docs/placer.md,
+    // "What the first run costs"), every field there and none negative.
+    auto placer = install(testOptions());
+    Lookup a(false, 1 << 15, 64, 4095);
+    for (int k = 0; k < 3; ++k) {
+        ASSERT_TRUE(a.run());
+    }
+    const auto j = nlohmann::json::parse(placer->reportJson());
+    ASSERT_TRUE(j["process_ms"].is_object());
+    const auto& p = j["process_ms"];
+    for (const char* f : {"placer_install", "device_setup", "traced_launches", "trace_setup",
+                          "trace_wait", "shadow_compare", "jit_warm_up", "jit_sync",
+                          "jit_background", "jit_exit_wait", "exit_store"}) {
+        ASSERT_TRUE(p.contains(f)) << f;
+        ASSERT_TRUE(p[f].is_number()) << f;
+        EXPECT_GE(p[f].get<double>(), 0.0) << f;
+    }
+    EXPECT_EQ(j["kernels"][0]["launches"]["traced"], 1);
+    EXPECT_GT(p["placer_install"].get<double>(), 0.0);
+    EXPECT_GT(p["device_setup"].get<double>(), 0.0);
+    EXPECT_GT(p["trace_setup"].get<double>(), 0.0);
+    // The traced launch's wait and comparison are parts of it.
+    EXPECT_GE(p["traced_launches"].get<double>(),
+              p["trace_wait"].get<double>() + p["shadow_compare"].get<double>());
+    // No NVRTC under the CPU emulation layer.
+    EXPECT_EQ(p["jit_warm_up"].get<double>(), 0.0);
+    EXPECT_EQ(p["jit_exit_wait"].get<double>(), 0.0);
+    EXPECT_EQ(j["jit_background_compiles"], 0);
+    EXPECT_EQ(j["kernels"][0]["tuning"]["jit_waits"], 0);
+}
+
 TEST_F(PlacerTest, TracesPerKernelAreBounded) {
     // Arrays of another size at every launch: a new signature each time, traced at most
     // tracesPerKernel times; the rest keep the original placement untraced, and say so.
