@@ -132,7 +132,9 @@ struct Options {
     /// synchronous compilation (the launch waits) only when the compile time is repaid within
     /// jitBreakEvenLaunches launches (jitCompileSeconds / predicted seconds saved per launch).
     bool jit = true;
-    double jitCompileSeconds = 0.5; ///< one placement: 0.16-0.38 s measured (NVRTC 13.0, CI host)
+    /// One placement: 0.16-0.38 s measured (NVRTC 13.0, CI host). Also what a tuning candidate
+    /// measured just in time must repay within the run (jitCandidateSavingMs).
+    double jitCompileSeconds = 0.5;
     double jitBreakEvenLaunches = 1000;
     /// With timeKernels: the first launches after the trace that run the original placement, so
     /// that the report has a measured original to set the decision against.
@@ -312,6 +314,7 @@ struct EngineResult {
     /// On-line tuning's shortlist (Options::tuneCandidates): placements of distinct predicted
     /// time other than the original, the decision as it runs first.
     std::vector<Placement> candidates;
+    std::vector<double> candidateSpeedups; ///< each candidate's predicted speedup on the original
     double analysisMs = 0;
     double modelMs = 0;
     double searchMs = 0;
@@ -340,6 +343,13 @@ std::vector<Placement> explorationMoves(const model::Model& m,
 /// kernel shorter than tuneMinUs, else timingSpinShare of its length, at most timingSpinUs
 /// (timingSpinUs when not measured).
 double timingSpinFor(double kernelUs, const Options& options);
+
+/// What measuring a candidate through its just-in-time instantiation would save in this run:
+/// the signature's launches so far, taken as the launches still to come, each saving the
+/// candidate's predicted share of the kernel's measured length (microseconds; negative: not
+/// measured). In milliseconds; tuning compiles the candidate only when this repays
+/// Options::jitCompileSeconds (a first run pays nothing it does not earn back).
+double jitCandidateSavingMs(uint64_t launchesSoFar, double kernelUs, double predictedSpeedup);
 
 /// On-line tuning's choice: the index of the candidate with the least median time, when it is
 /// `margin` faster than the original's median; -1 otherwise (the original stays) or when the

@@ -183,6 +183,9 @@ struct EngineChoice {
         for (const Placement& p : explorationMoves(m, r.candidates, options.tuneExplore)) {
             r.candidates.push_back(p);
         }
+        for (const Placement& p : r.candidates) {
+            r.candidateSpeedups.push_back(originalCycles / std::max(m.cycles(p), 1e-30));
+        }
     }
 
     /// The least effective time; among equals a compiled one, then the one closest to the

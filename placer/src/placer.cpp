@@ -303,9 +303,11 @@ void Placer::Impl::applyEngineResult(const LaunchInfo& info, Entry& e, DeviceSta
     r.candidates = er.candidates;
     e.candidates.clear();
     if (options.verify && options.tuneCandidates >= 2 && !er.candidates.empty()) {
-        for (const Placement& p : er.candidates) {
+        for (std::size_t i = 0; i < er.candidates.size(); ++i) {
+            const Placement& p = er.candidates[i];
             Candidate c;
             c.p = p;
+            c.predictedSpeedup = i < er.candidateSpeedups.size() ? er.candidateSpeedups[i] : 1;
             c.compiled =
                 std::find(info.compiled.begin(), info.compiled.end(), p) != info.compiled.end();
             e.candidates.push_back(std::move(c));

@@ -64,6 +64,7 @@ struct Candidate {
     int pending = 0;  ///< launched, timing not collected yet
     int launches = 0; ///< launches issued for it (some ran the decision: JIT not ready)
     bool dropped = false;
+    double predictedSpeedup = 1; ///< on the original (EngineResult::candidateSpeedups)
     bool viaJit = false; ///< runs as its JIT instantiation (asked for at each of its launches)
     bool warmed = false; ///< its untimed first launch ran it
     Dispatch dispatch = Dispatch::None;
@@ -207,6 +208,7 @@ struct Placer::Impl {
     /// The busy-wait before a launch the Placer times (Options::timingSpinUs), counted as
     /// overhead.
     double timedSpin(Entry& e, bool timed) const;
+    bool jitCandidatePays(Entry& e, Candidate& c) const;
     /// The probe (Kind::Probe) before the first launch timed with a busy-wait: the launch that
     /// measures the kernel's length, or, while its time is out, an untimed original launch;
     /// nothing once the length is known (or its timing failed).

@@ -38,6 +38,34 @@ double timingSpinFor(double kernelUs, const Options& options) {
     return std::min(options.timingSpinUs, options.timingSpinShare * kernelUs);
 }
 
+double jitCandidateSavingMs(uint64_t launchesSoFar, double kernelUs, double predictedSpeedup) {
+    if (!(kernelUs > 0) || !(predictedSpeedup > 1)) {
+        return 0;
+    }
+    const double share = 1.0 - 1.0 / predictedSpeedup;
+    return static_cast<double>(launchesSoFar) * kernelUs / 1000.0 * share;
+}
+
+/// Whether candidate `c` may be measured through its just-in-time instantiation: its compile
+/// (NVRTC, in the background, waited for at exit) must be repaid within this run. If not, it
+/// is dropped with the reason, and the run pays nothing for it.
+bool Placer::Impl::jitCandidatePays(Entry& e, Candidate& c) const {
+    const double savingMs = jitCandidateSavingMs(e.rec.launches, e.kernelUs, c.predictedSpeedup);
+    if (savingMs >= options.jitCompileSeconds * 1000.0) {
+        return true;
+    }
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  " not measured: its just-in-time build (~%.0f ms) would not pay for itself in "
+                  "this run (%llu launches so far of %.1f us, predicted %.3fx: %.2f ms saved)",
+                  options.jitCompileSeconds * 1000.0,
+                  static_cast<unsigned long long>(e.rec.launches), e.kernelUs, c.predictedSpeedup,
+                  savingMs);
+    e.rec.notes.push_back("tuning: " + placementText(e.rec.arrays, c.p) + buf);
+    c.dropped = true;
+    return false;
+}
+
 void Placer::Impl::collectTimings(bool wait) {
     if (timedLaunches.empty()) {
         return;
@@ -206,8 +234,12 @@ std::optional<Decision> Placer::Impl::tuneStep(Entry& e, std::size_t ei, const L
                                   " dropped: its instantiation was not ready in time");
             continue;
         }
-        d.kind = Decision::Kind::Place;
         c.viaJit = !c.compiled && jitOk;
+        // The decision's own JIT placement compiles anyway: measuring it costs no compile.
+        if (c.viaJit && c.p != e.jit && !jitCandidatePays(e, c)) {
+            continue;
+        }
+        d.kind = Decision::Kind::Place;
         if (!c.viaJit) {
             d.placement = c.p; // its instantiation, or the dynamic accessor without JIT
         } else {

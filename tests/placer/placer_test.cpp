@@ -924,6 +924,19 @@ TEST_F(PlacerTest, TheCacheKeepsOriginalAndPendingOutcomes) {
     fs::remove_all(dir);
 }
 
+TEST(JitCandidate, PaysOnlyWhenTheLaunchesSoFarRepayTheCompile) {
+    // 30 launches of a 10 us kernel at a predicted 1.2x: 30 * 0.01 ms * (1 - 1/1.2) = 0.05 ms,
+    // far from a compile of hundreds of milliseconds.
+    EXPECT_NEAR(jitCandidateSavingMs(30, 10, 1.2), 0.05, 1e-9);
+    // 10,000 launches of 1 ms at 1.25x save 2 s: a 0.5 s compile pays.
+    EXPECT_NEAR(jitCandidateSavingMs(10000, 1000, 1.25), 2000, 1e-6);
+    EXPECT_GE(jitCandidateSavingMs(10000, 1000, 1.25), Options{}.jitCompileSeconds * 1000);
+    // Predicted no faster, or the kernel not measured: nothing to save.
+    EXPECT_EQ(jitCandidateSavingMs(1000000, 1000, 1.0), 0);
+    EXPECT_EQ(jitCandidateSavingMs(1000000, 1000, 0.9), 0);
+    EXPECT_EQ(jitCandidateSavingMs(1000000, -1, 2.0), 0);
+}
+
 TEST(TimingSpin, FollowsTheKernelsLengthAndDisappearsForShortKernels) {
     Options o; // at most 100 us, a quarter of the kernel, none below 20 us
     EXPECT_DOUBLE_EQ(timingSpinFor(-1, o), 100); // not measured: the most
