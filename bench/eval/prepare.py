@@ -9,7 +9,7 @@ DIR gets:
   src/PROG.cu, src/PROG.json   each program rewritten (`memplace rewrite --json`, with
                                `--compile FILE`: extra specialised instantiations per kernel)
   kernels/                     the original programs and their harness (bench/kernels)
-  include/                     the runtime's headers, common/place.h and access_mode.h
+  include/                     the runtime's headers and the common/ ones they include
   lib/                         the Placer, runtime and engine static libraries (debug info stripped)
   eval/                        evaluate.sh's helpers (collect.py, analyze.py), cases.json and
                                compare.msl (--compare-spec: the sweep ranks with it too)
@@ -151,9 +151,13 @@ def main():
         shutil.copy(os.path.join(KERNELS, p + ".cu"), os.path.join(carry, "kernels"))
     shutil.copytree(os.path.join(ROOT, "runtime", "include", "memplace"),
                     os.path.join(carry, "include", "memplace"))
+    # The common/ headers the device headers include: the ones runtime/jit_headers.txt lists for
+    # NVRTC, the same set.
     os.makedirs(os.path.join(carry, "include", "common"))
-    for h in ("access_mode.h", "place.h"):
-        shutil.copy(os.path.join(ROOT, "common", h), os.path.join(carry, "include", "common"))
+    with open(os.path.join(ROOT, "runtime", "jit_headers.txt")) as f:
+        common = [l.strip() for l in f if l.strip().startswith("common/")]
+    for h in common:
+        shutil.copy(os.path.join(ROOT, h), os.path.join(carry, "include", "common"))
     for l in ["memplace_placer", "memplace_runtime", "memplace_runtime_core", "memplace_search",
               "memplace_model", "memplace_trace", "memplace_spec", "memplace_common"]:
         src = os.path.join(a.lib, "lib%s.a" % l)
