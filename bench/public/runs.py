@@ -17,11 +17,12 @@ Two steps, and a shortcut between them (issue 29's judged measurement; docs/EVAL
       here: OUT's manifest takes programs.json's inputs, outputs, timing lines and fixed_time
       as they are now, without rebuilding (a change that leaves the sources and flags alone).
 
-  runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--warm N]
+  runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--cold N] [--warm N]
       on the GPU machine (python3 and the stdlib only): per program and input, the original N
       times (default 9; whole-process wall times: median, min and max; the last run's outputs
-      kept), then the memplace build with MEMPLACE=auto and a fresh MEMPLACE_CACHE (cold: the
-      first run) and --warm more runs on that cache (default 8), each with MEMPLACE_REPORT.
+      kept), then the memplace build with MEMPLACE=auto, --cold times with an empty MEMPLACE_CACHE
+      (the first run; default 3) and --warm more runs on the cache the last one wrote (default
+      8), each with MEMPLACE_REPORT. Wall times are exact (the run is awaited, not polled).
       Every run's outputs (its output files, its stdout without the timing lines) are compared
       bitwise with the original's last run. Writes RESULTS/runs.json (with the cold run's
       per-kernel first-run overheads from its report), RESULTS/reports.tgz (every run's Placer
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -452,13 +454,16 @@ def run_once(exe, argv, folder, env, timeout):
     folder.mkdir(parents=True)
     with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
         start = time.perf_counter()
-        try:
-            rc = subprocess.run([str(exe), *argv], cwd=folder, env=env, stdout=out, stderr=err,
-                                timeout=max(timeout, 1)).returncode
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
+        proc = subprocess.Popen([str(exe), *argv], cwd=folder, env=env, stdout=out, stderr=err)
+        # A timer kills it at the limit: Popen.wait(timeout) polls with sleeps of up to 50 ms,
+        # which quantised every wall time to 50 ms; a plain wait() returns when it exits.
+        timer = threading.Timer(max(timeout, 1), proc.kill)
+        timer.start()
+        rc = proc.wait()
         wall = time.perf_counter() - start
-    return {"wall_s": round(wall, 4), "rc": rc}
+        killed = not timer.is_alive()
+        timer.cancel()
+    return {"wall_s": round(wall, 5), "rc": "timeout" if killed and rc < 0 else rc}
 
 
 def read_report(path):
@@ -484,7 +489,8 @@ def measure(entry, inp, out, scratch, budget, opts):
     runs = row["runs"] = []
     plan = [("original", i) for i in range(opts.reps)]
     if entry.get("memplace"):
-        plan += [("memplace", i) for i in range(1 + opts.warm)]
+        plan += [("memplace", f"cold{i + 1}" if i else "cold") for i in range(opts.cold)]
+        plan += [("memplace", f"warm{i + 1}") for i in range(opts.warm)]
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     for variant, i in plan:
@@ -492,7 +498,9 @@ def measure(entry, inp, out, scratch, budget, opts):
         if budget.left() < 2 * slowest + 2:
             row["skipped"] = f"budget: {len(runs)} of {len(plan)} runs done"
             break
-        label = variant if variant == "original" else ("cold" if i == 0 else f"warm{i}")
+        label = variant if variant == "original" else i
+        if label.startswith("cold"):
+            shutil.rmtree(cache, ignore_errors=True)  # every cold run starts without a cache
         folder = work / (label if variant == "memplace" else "original")
         report = work / f"report.{label}.json"
         env = run_env(variant, entry, out, cache, report)
@@ -524,7 +532,7 @@ def summarize(row):
     """The row's medians, ratios and comparison from its runs."""
     runs = row["runs"]
     orig = [r for r in runs if r["variant"] == "original"]
-    cold = [r for r in runs if r["label"] == "cold"]
+    cold = [r for r in runs if r["label"].startswith("cold")]
     warm = [r for r in runs if r["label"].startswith("warm")]
     if orig:
         stats = spread(r["wall_s"] for r in orig)
@@ -544,7 +552,8 @@ def summarize(row):
             row["original_failed"] = f"exit {'/'.join(failed)} in {sum(r['rc'] != 0 for r in orig)}" \
                 f" of {len(orig)} runs"
     if cold:
-        row["cold_s"] = cold[0]["wall_s"]
+        stats = spread(r["wall_s"] for r in cold)
+        row.update(cold_s=stats["median"], cold_min_s=stats["min"], cold_max_s=stats["max"])
         row["cold_ratio"] = ratio(row["cold_s"], row.get("original_s"))
         if "overheads" in cold[0]:
             row["cold_overhead_ms"] = round(sum(k["overhead_ms"]["total"] or 0
@@ -631,9 +640,9 @@ def run(opts):
         print(f"runs.py: {p}", file=sys.stderr)
     no_memplace = [e["program"] for e in manifest["programs"] if not e.get("memplace")]
     budget = Budget(float(os.environ.get(BUDGET_ENV, "420")))
-    per_input = opts.reps + (1 + opts.warm)
+    per_input = opts.reps + opts.cold + opts.warm
     print(f"runs.py: {len(plan)} program inputs, {per_input} runs each (originals {opts.reps}, "
-          f"memplace 1 cold + {opts.warm} warm), budget {budget.seconds:.0f} s"
+          f"memplace {opts.cold} cold + {opts.warm} warm), budget {budget.seconds:.0f} s"
           + (f"; no memplace build: {', '.join(no_memplace)}" if no_memplace else ""))
     if opts.dry_run:
         problems += unpack_all(out, scratch, manifest)
@@ -645,7 +654,8 @@ def run(opts):
     results.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(scratch / "reports", ignore_errors=True)  # a reused scratch: this run's only
     doc = {"format": "memplace-public-runs-results", "device": device_name(),
-           "budget_s": budget.seconds, "reps": opts.reps, "warm": opts.warm, "rows": [],
+           "budget_s": budget.seconds, "reps": opts.reps, "cold": opts.cold,
+           "warm": opts.warm, "rows": [],
            "skipped": [], "build_failures": {e["program"]: e["failures"]
                                              for e in manifest["programs"] if e["failures"]},
            "rewrite": {e["program"]: e.get("rewrite", []) for e in manifest["programs"]}}
@@ -686,8 +696,8 @@ def summary_text(doc):
               for r in doc["rows"] if r.get("failed_runs")]
     notes += [f"- build {p}: {f}" for p, f in doc["build_failures"].items()]
     return (f"Device: {doc['device']}; {doc['elapsed_s']} s of {doc['budget_s']:.0f} s; "
-            f"whole-process wall times, original {doc['reps']} runs, memplace 1 cold + "
-            f"{doc['warm']} warm.\n\n"
+            f"whole-process wall times, original {doc['reps']} runs, memplace "
+            f"{doc.get('cold', 1)} cold (each with an empty cache) + {doc['warm']} warm.\n\n"
             + table + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
@@ -714,7 +724,9 @@ def main():
                    "folder under the system's temporary folder)")
     r.add_argument("--programs", nargs="*")
     r.add_argument("--reps", type=int, default=9, help="runs of the original")
-    r.add_argument("--warm", type=int, default=8, help="memplace runs after the cold one")
+    r.add_argument("--cold", type=int, default=3,
+                   help="memplace runs each with an empty decision cache (the first run)")
+    r.add_argument("--warm", type=int, default=8, help="memplace runs after the cold ones")
     opts = ap.parse_args()
     if opts.step == "prepare":
         opts.memplace = opts.memplace or str(Path(opts.build) / "bin" / "memplace")

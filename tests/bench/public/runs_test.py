@@ -241,8 +241,28 @@ class Summary(unittest.TestCase):
         self.assertNotIn("original_failed", row)
         row.update(program="p", input="i")
         table = R.markdown_table([row])
-        self.assertIn("| p | i | 1.200 (1.000-2.000) | 1.500 | 1.25 | 1.200 (1.100-1.300) | 1.0 "
-                      "| no: warm2:stdout |", table)
+        self.assertIn("| p | i | 1.200 (1.000-2.000) | 1.500 (1.500-1.500) | 1.25 "
+                      "| 1.200 (1.100-1.300) | 1.0 | no: warm2:stdout |", table)
+
+    def test_cold_runs_give_a_median_and_the_first_ones_overheads(self):
+        same = {"stdout": "1"}
+        row = {"runs": [self.run_row("original", "original", 1.0, same)]
+               + [self.run_row("memplace", label, w, same)
+                  for label, w in (("cold", 1.3), ("cold2", 1.1), ("cold3", 1.2))]}
+        row["runs"][1]["overheads"] = [{"overhead_ms": {"total": 4.0}}]
+        R.summarize(row)
+        self.assertEqual((row["cold_s"], row["cold_min_s"], row["cold_max_s"]), (1.2, 1.1, 1.3))
+        self.assertEqual((row["cold_ratio"], row["cold_overhead_ms"]), (1.2, 4.0))
+        self.assertNotIn("warm_s", row)
+
+    def test_a_run_is_timed_to_its_exit_and_killed_at_its_limit(self):
+        with tempfile.TemporaryDirectory() as d:
+            quick = R.run_once(Path("/bin/sh"), ["-c", "exit 3"], Path(d) / "a", {}, 10)
+            self.assertEqual(quick["rc"], 3)
+            self.assertLess(quick["wall_s"], 5)
+            hung = R.run_once(Path("/bin/sleep"), ["30"], Path(d) / "b", {}, 1)
+            self.assertEqual(hung["rc"], "timeout")
+            self.assertLess(hung["wall_s"], 10)
 
     def test_an_even_count_median_and_a_single_run(self):
         self.assertEqual(R.spread([0.366, 0.416, 0.466, 0.416]),
@@ -327,13 +347,16 @@ class WholeRun(unittest.TestCase):
             (out / "manifest.json").write_text(json.dumps({"programs": programs}))
             env = dict(os.environ, MEMPLACE_RUNS_BUDGET_S="60")
             p = subprocess.run([sys.executable, str(RUNS), "run", str(out), str(results),
-                                "--reps", "3", "--warm", "2", "--scratch", str(Path(d) / "s")],
+                                "--reps", "3", "--cold", "2", "--warm", "2", "--scratch", str(Path(d) / "s")],
                                capture_output=True, text=True, env=env, timeout=120)
             self.assertEqual(p.returncode, 0, p.stderr)
             doc = json.loads((results / "runs.json").read_text())
             rows = {r["program"]: r for r in doc["rows"]}
             self.assertTrue(rows["good"]["bitwise"])
-            self.assertEqual(len(rows["good"]["runs"]), 6)
+            self.assertEqual(len(rows["good"]["runs"]), 7)
+            # every cold run starts with an empty cache, the warm ones find the last one's
+            self.assertEqual([r["decisions"]["k"] for r in rows["good"]["runs"][3:]],
+                             ["trace", "trace", "cache", "cache"])
             self.assertEqual(rows["good"]["decisions"], {"k": "trace -> cache"})
             self.assertFalse(rows["bad"]["bitwise"])
             self.assertEqual(rows["bad"]["first_difference"]["memplace"], "cells wrong")
@@ -345,10 +368,10 @@ class WholeRun(unittest.TestCase):
             self.assertFalse((results / "reports").exists())
             with tarfile.open(results / "reports.tgz") as tar:
                 names = tar.getnames()
-            self.assertEqual(len(names), 6)  # 2 programs x (cold + 2 warm)
+            self.assertEqual(len(names), 8)  # 2 programs x (2 cold + 2 warm)
             self.assertIn("reports/good-n3.warm2.json", names)
             summary = (results / "summary.md").read_text()
-            self.assertIn("original 3 runs, memplace 1 cold + 2 warm", summary)
+            self.assertIn("original 3 runs, memplace 2 cold (each with an empty cache) + 2 warm", summary)
             self.assertIn("| good | n3 |", summary)
 
     def test_a_spent_budget_skips_and_says_so(self):
