@@ -1,7 +1,9 @@
 # The two commands of the README's quick start. Both install what is missing first.
 #   make demo   build everything and run the main job on a bundled example
-#   make test   build everything and run every test through ctest
+#   make test   build everything and run every test through ctest but the slow ones
+#               (label slow: make test TESTS=full runs them too; docs/testing.md)
 PRESET ?= default
+TESTS ?= $(PRESET)
 BUILD_DIR := $(if $(filter asan,$(PRESET)),build-asan,build)
 
 .PHONY: all deps configure build demo test format tidy clean
@@ -21,7 +23,7 @@ demo: build
 	@scripts/demo.sh $(BUILD_DIR)
 
 test: build
-	@ctest --preset $(PRESET)
+	@ctest --preset $(TESTS)
 
 format:
 	@git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.cu' '*.cuh' | grep -v '^tests/.*/kernels/' | grep -v '^examples/demo/rewritten/' | grep -v '^tests/rewrite/golden/' | xargs clang-format-19 -i

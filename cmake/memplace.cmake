@@ -59,15 +59,17 @@ endfunction()
 
 # memplace_fuzzer(NAME SOURCES... [INSTRUMENT libraries...] [LIBS libs...]
 #                 [OPTIONS compile options...] SEEDS dirs... SECONDS s [MAX_LEN bytes]
-#                 [TIMEOUT per-input seconds] [LEAKS ON|OFF])
+#                 [TIMEOUT per-input seconds] [LEAKS ON|OFF] [ON_DEMAND])
 #   A libFuzzer target (docs/fuzzing.md), with clang only and not in the sanitizer preset:
 #   SOURCES (the harness) and the sources of the INSTRUMENT libraries (the project code it
 #   exercises) are compiled with -fsanitize=fuzzer,address,undefined, so coverage guides the
 #   fuzzer through them; LIBS are linked as built (clang, the emulation layer, the Placer).
 #   ctest runs it (label fuzz) for SECONDS on a copy of the SEEDS with
-#   tests/spec/fuzz/run_fuzzer.sh.
+#   tests/spec/fuzz/run_fuzzer.sh. ON_DEMAND: a fuzzer whose instrumented build costs minutes
+#   (the frontend's) is not built with the project; its test (labels fuzz and slow, which the
+#   default test preset leaves out) builds it first (docs/testing.md).
 function(memplace_fuzzer name)
-  cmake_parse_arguments(ARG "" "SECONDS;MAX_LEN;TIMEOUT;LEAKS"
+  cmake_parse_arguments(ARG "ON_DEMAND" "SECONDS;MAX_LEN;TIMEOUT;LEAKS"
                         "SOURCES;INSTRUMENT;LIBS;OPTIONS;SEEDS" ${ARGN})
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR MEMPLACE_SANITIZE)
     return()
@@ -98,4 +100,12 @@ function(memplace_fuzzer name)
             ${ARG_SEEDS} ${CMAKE_CURRENT_BINARY_DIR}/${name}_work)
   math(EXPR limit "${ARG_SECONDS} * 2 + 120")
   set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT ${limit})
+  if(ARG_ON_DEMAND)
+    set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    add_test(NAME ${name}_build
+             COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${name})
+    set_tests_properties(${name}_build PROPERTIES LABELS "fuzz;slow" TIMEOUT 3600
+                         FIXTURES_SETUP ${name}_binary)
+    set_tests_properties(${name} PROPERTIES LABELS "fuzz;slow" FIXTURES_REQUIRED ${name}_binary)
+  endif()
 endfunction()
