@@ -18,13 +18,15 @@ Two steps, and a shortcut between them (issue 29's judged measurement; docs/EVAL
       as they are now, without rebuilding (a change that leaves the sources and flags alone).
 
   runs.py run OUT RESULTS [--dry-run] [--programs P ...] [--reps N] [--cold N] [--warm N]
-      on the GPU machine (python3 and the stdlib only): per program and input, the original N
-      times (default 9; whole-process wall times: median, min and max; the last run's outputs
-      kept), then the memplace build with MEMPLACE=auto, --cold times with an empty MEMPLACE_CACHE
-      (the first run; default 3) and --warm more runs on the cache the last one wrote (default
-      8), each with MEMPLACE_REPORT. Wall times are exact (the run is awaited, not polled).
-      Every run's outputs (its output files, its stdout without the timing lines) are compared
-      bitwise with the original's last run. Writes RESULTS/runs.json (with the cold run's
+      on the GPU machine (python3 and the stdlib only): per program and input, the memplace
+      build with MEMPLACE=auto, --cold times with an empty MEMPLACE_CACHE (the first run;
+      default 3) and --warm more times on the cache the last one wrote (default 8), each with
+      MEMPLACE_REPORT and each right after a run of the original (at least --reps of those,
+      default 9). Whole-process wall times, exact (the run is awaited, not polled): medians,
+      min and max; ratios are medians of each memplace run over the original's run before it,
+      beside the run-to-run change of the originals (the resolution). Every run's outputs (its
+      output files, its stdout without the timing lines) are compared bitwise with the
+      original's run before it. Writes RESULTS/runs.json (with the cold run's
       per-kernel first-run overheads from its report), RESULTS/reports.tgz (every run's Placer
       report) and RESULTS/summary.md, and prints the table. MEMPLACE_RUNS_BUDGET_S (default 420)
       bounds the whole run: every program's first input runs before any second one, and what
@@ -184,9 +186,9 @@ def seconds_with_range(row, key):
 
 
 def markdown_table(results):
-    head = ("| program | input | original s median (min-max) | cold s | cold ratio "
+    head = ("| program | input | original s median (min-max) | run to run | cold s | cold ratio "
             "| warm s median (min-max) | warm ratio | bitwise | decisions (cold -> warm) |\n"
-            "|---|---|---|---|---|---|---|---|---|\n")
+            "|---|---|---|---|---|---|---|---|---|---|\n")
     rows = []
     for r in results:
         bitwise = {True: "yes", False: "no: " + ", ".join(r.get("differs", []))}.get(
@@ -196,6 +198,7 @@ def markdown_table(results):
         if r.get("original_failed"):
             bitwise += f" (the original fails: {r['original_failed']})"
         rows.append(f"| {r['program']} | {r['input']} | {seconds_with_range(r, 'original')} "
+                    f"| {r.get('noise') if r.get('noise') is not None else '-'} "
                     f"| {seconds_with_range(r, 'cold')} | {r.get('cold_ratio') or '-'} "
                     f"| {seconds_with_range(r, 'warm')} "
                     f"| {r.get('warm_ratio') or '-'} | {bitwise} "
@@ -473,6 +476,19 @@ def read_report(path):
         return None
 
 
+def interleaved_plan(opts, memplace):
+    """(variant, label) in run order: an original first, then every memplace run right after an
+    original of its own, so that the machine's drift (clocks, the page cache, other tenants)
+    moves both alike; the originals left over from --reps come last."""
+    mine = [("memplace", f"cold{i + 1}" if i else "cold") for i in range(opts.cold)] if memplace \
+        else []
+    mine += [("memplace", f"warm{i + 1}") for i in range(opts.warm)] if memplace else []
+    plan = []
+    for m in mine:
+        plan += [("original", "original"), m]
+    return plan + [("original", "original")] * max(opts.reps - len(mine), 0)
+
+
 def measure(entry, inp, out, scratch, budget, opts):
     """The original reps times, then memplace cold and warm: one result row. The runs' folders
     are in scratch (outputs can be large); their reports are copied to SCRATCH/reports (packed
@@ -487,10 +503,7 @@ def measure(entry, inp, out, scratch, budget, opts):
     reports = scratch / "reports"
     reports.mkdir(parents=True, exist_ok=True)
     runs = row["runs"] = []
-    plan = [("original", i) for i in range(opts.reps)]
-    if entry.get("memplace"):
-        plan += [("memplace", f"cold{i + 1}" if i else "cold") for i in range(opts.cold)]
-        plan += [("memplace", f"warm{i + 1}") for i in range(opts.warm)]
+    plan = interleaved_plan(opts, bool(entry.get("memplace")))
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     for variant, i in plan:
@@ -498,7 +511,7 @@ def measure(entry, inp, out, scratch, budget, opts):
         if budget.left() < 2 * slowest + 2:
             row["skipped"] = f"budget: {len(runs)} of {len(plan)} runs done"
             break
-        label = variant if variant == "original" else i
+        label = i
         if label.startswith("cold"):
             shutil.rmtree(cache, ignore_errors=True)  # every cold run starts without a cache
         folder = work / (label if variant == "memplace" else "original")
@@ -528,6 +541,27 @@ def measure(entry, inp, out, scratch, budget, opts):
     return row
 
 
+def paired_ratio(runs, kind):
+    """The median over the memplace runs of one kind ("cold", "warm") of the run's wall time
+    over the original's run just before it (interleaved_plan); without such an original, over
+    the originals' median."""
+    ratios, last = [], None
+    for r in runs:
+        if r["variant"] == "original":
+            last = r["wall_s"]
+        elif r["label"].startswith(kind) and last:
+            ratios.append(r["wall_s"] / last)
+    return round(statistics.median(ratios), 3) if ratios else None
+
+
+def run_to_run_noise(runs):
+    """How far one original run is from the next, typically: the median of |b/a - 1| over
+    consecutive originals; a ratio of memplace's closer to 1 than this is not resolved."""
+    walls = [r["wall_s"] for r in runs if r["variant"] == "original"]
+    steps = [abs(b / a - 1) for a, b in zip(walls, walls[1:]) if a]
+    return round(statistics.median(steps), 3) if steps else None
+
+
 def summarize(row):
     """The row's medians, ratios and comparison from its runs."""
     runs = row["runs"]
@@ -540,6 +574,7 @@ def summarize(row):
                    original_max_s=stats["max"])
         ref = orig[-1]["seen"]
         row["original_deterministic"] = all(not differing(ref, r["seen"]) for r in orig)
+        row["noise"] = run_to_run_noise(runs)
         mine = cold + warm
         if mine:
             row["differs"] = sorted({f"{r['label']}:{n}" for r in mine
@@ -554,14 +589,14 @@ def summarize(row):
     if cold:
         stats = spread(r["wall_s"] for r in cold)
         row.update(cold_s=stats["median"], cold_min_s=stats["min"], cold_max_s=stats["max"])
-        row["cold_ratio"] = ratio(row["cold_s"], row.get("original_s"))
+        row["cold_ratio"] = paired_ratio(runs, "cold")
         if "overheads" in cold[0]:
             row["cold_overhead_ms"] = round(sum(k["overhead_ms"]["total"] or 0
                                                 for k in cold[0]["overheads"]), 3)
     if warm:
         stats = spread(r["wall_s"] for r in warm)
         row.update(warm_s=stats["median"], warm_min_s=stats["min"], warm_max_s=stats["max"])
-        row["warm_ratio"] = ratio(row["warm_s"], row.get("original_s"))
+        row["warm_ratio"] = paired_ratio(runs, "warm")
     if cold or warm:
         last = (warm or cold)[-1]
         row["decisions"] = {k: f"{cold[0]['decisions'].get(k, '-') if cold else '-'} -> {v}"
@@ -696,8 +731,12 @@ def summary_text(doc):
               for r in doc["rows"] if r.get("failed_runs")]
     notes += [f"- build {p}: {f}" for p, f in doc["build_failures"].items()]
     return (f"Device: {doc['device']}; {doc['elapsed_s']} s of {doc['budget_s']:.0f} s; "
-            f"whole-process wall times, original {doc['reps']} runs, memplace "
-            f"{doc.get('cold', 1)} cold (each with an empty cache) + {doc['warm']} warm.\n\n"
+            f"whole-process wall times, memplace "
+            f"{doc.get('cold', 1)} cold (each with an empty cache) + {doc['warm']} warm runs, "
+            f"each right after a run of the original (at least {doc['reps']} in all). Ratios: "
+            "the median over memplace's runs of each over the original's run before it; run to "
+            "run: the median change between consecutive originals (ratios closer to 1 than "
+            "that are not resolved).\n\n"
             + table + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 

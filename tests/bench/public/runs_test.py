@@ -4,6 +4,7 @@ output files, the first difference), programs.json's timing-line patterns agains
 programs print, the report's decisions, warnings and first-run overheads, the input generators,
 the run order and its budget, the statistics, and a whole `run` of made-up programs (shell
 scripts standing in for the original and the memplace build)."""
+import argparse
 import gzip
 import json
 import os
@@ -241,7 +242,7 @@ class Summary(unittest.TestCase):
         self.assertNotIn("original_failed", row)
         row.update(program="p", input="i")
         table = R.markdown_table([row])
-        self.assertIn("| p | i | 1.200 (1.000-2.000) | 1.500 (1.500-1.500) | 1.25 "
+        self.assertIn("| p | i | 1.200 (1.000-2.000) | 0.7 | 1.500 (1.500-1.500) | 1.25 "
                       "| 1.200 (1.100-1.300) | 1.0 | no: warm2:stdout |", table)
 
     def test_cold_runs_give_a_median_and_the_first_ones_overheads(self):
@@ -254,6 +255,24 @@ class Summary(unittest.TestCase):
         self.assertEqual((row["cold_s"], row["cold_min_s"], row["cold_max_s"]), (1.2, 1.1, 1.3))
         self.assertEqual((row["cold_ratio"], row["cold_overhead_ms"]), (1.2, 4.0))
         self.assertNotIn("warm_s", row)
+
+    def test_memplace_runs_are_interleaved_with_originals_and_paired(self):
+        opts = argparse.Namespace(reps=5, cold=1, warm=2)
+        self.assertEqual([v[0] + ":" + l for v, l in R.interleaved_plan(opts, True)],
+                         ["o:original", "m:cold", "o:original", "m:warm1", "o:original",
+                          "m:warm2", "o:original", "o:original"])
+        self.assertEqual(len(R.interleaved_plan(opts, False)), 5)
+        same = {"stdout": "1"}
+        row = {"runs": [self.run_row("original", "original", 1.0, same),
+                        self.run_row("memplace", "warm1", 1.1, same),
+                        self.run_row("original", "original", 2.0, same),
+                        self.run_row("memplace", "warm2", 2.0, same),
+                        self.run_row("original", "original", 1.0, same),
+                        self.run_row("memplace", "warm3", 1.04, same)]}
+        R.summarize(row)
+        # paired: 1.1/1.0, 2.0/2.0, 1.04/1.0: median 1.04 (medians alone: 1.1/1.0)
+        self.assertEqual(row["warm_ratio"], 1.04)
+        self.assertEqual(row["noise"], 0.75)  # |2/1 - 1| and |1/2 - 1|
 
     def test_a_run_is_timed_to_its_exit_and_killed_at_its_limit(self):
         with tempfile.TemporaryDirectory() as d:
@@ -353,9 +372,9 @@ class WholeRun(unittest.TestCase):
             doc = json.loads((results / "runs.json").read_text())
             rows = {r["program"]: r for r in doc["rows"]}
             self.assertTrue(rows["good"]["bitwise"])
-            self.assertEqual(len(rows["good"]["runs"]), 7)
+            self.assertEqual([r["variant"][0] for r in rows["good"]["runs"]], list("omomomom"))
             # every cold run starts with an empty cache, the warm ones find the last one's
-            self.assertEqual([r["decisions"]["k"] for r in rows["good"]["runs"][3:]],
+            self.assertEqual([r["decisions"]["k"] for r in rows["good"]["runs"][1::2]],
                              ["trace", "trace", "cache", "cache"])
             self.assertEqual(rows["good"]["decisions"], {"k": "trace -> cache"})
             self.assertFalse(rows["bad"]["bitwise"])
@@ -371,7 +390,8 @@ class WholeRun(unittest.TestCase):
             self.assertEqual(len(names), 8)  # 2 programs x (2 cold + 2 warm)
             self.assertIn("reports/good-n3.warm2.json", names)
             summary = (results / "summary.md").read_text()
-            self.assertIn("original 3 runs, memplace 2 cold (each with an empty cache) + 2 warm", summary)
+            self.assertIn("memplace 2 cold (each with an empty cache) + 2 warm runs, each right after "
+                      "a run of the original (at least 3 in all)", summary)
             self.assertIn("| good | n3 |", summary)
 
     def test_a_spent_budget_skips_and_says_so(self):
