@@ -93,7 +93,7 @@ done
 
 # ---- 2. sweeps ---------------------------------------------------------------------------------
 say "sweeping ${#caselines[@]} cases (deadline ${deadline}s)"
-export MEMPLACE=sweep MEMPLACE_TIME=1 MEMPLACE_QUIET=1
+export MEMPLACE=sweep MEMPLACE_TIME=1 MEMPLACE_QUIET=1 MEMPLACE_CACHE=off  # every case decided afresh
 export MEMPLACE_SWEEP_MAX="${EVAL_MAX:-64}" MEMPLACE_SWEEP_BUDGET_MS="${EVAL_BUDGET_MS:-3000}"
 export MEMPLACE_SWEEP_REPEAT="${EVAL_REPEAT:-10}" MEMPLACE_SWEEP_WARMUP="${EVAL_WARMUP:-2}"
 # Placements not compiled in run as just-in-time instantiations (compiled before the timed

@@ -51,7 +51,7 @@ inline constexpr Variable kVariables[] = {
     {"MEMPLACE", Kind::Choice, 0, 0, "auto, trace, sweep, off, force:[kernel.]array=place,...", "auto", "the Placer's mode, or placements forced array by array"},
     {"MEMPLACE_SPEC", Kind::Text, 0, 0, "a built-in spec name or an MSL file", "the probed or nearest built-in spec (emulation: h100)", "the device spec"},
     {"MEMPLACE_SPEC_DIR", Kind::Text, 0, 0, "a folder", "$XDG_CONFIG_HOME/memplace/specs, else ~/.config/memplace/specs", "where probed specs are looked up"},
-    {"MEMPLACE_CACHE", Kind::Text, 0, 0, "a folder", "none", "decisions persist there"},
+    {"MEMPLACE_CACHE", Kind::Text, 0, 0, "a folder, or off", "$XDG_CACHE_HOME/memplace/decisions, else ~/.cache/memplace/decisions", "decisions persist there"},
     {"MEMPLACE_REPORT", Kind::Text, 0, 0, "a file (a device or FIFO is written through)", "none", "the JSON report written at exit"},
     {"MEMPLACE_TRACE_DIR", Kind::Text, 0, 0, "a folder", "none", "every trace is saved there"},
     {"MEMPLACE_TIME", Kind::Switch, 0, 0, "", "0", "CUDA events around every launch"},
@@ -305,6 +305,26 @@ inline std::optional<std::string_view> readChoice(const char* name,
 inline std::optional<std::string> readText(const char* name) {
     const char* v = value(name);
     return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+/// A folder variable's value that turns its folder off: off, 0, no, false, none.
+inline bool isOffWord(std::string_view text) {
+    const std::string_view t = trim(text);
+    return t == "none" || parseSwitch(t) == std::optional<bool>(false);
+}
+
+/// The user's folder `$XDG_VAR/sub`, else `~/homeDir/sub` (the XDG base directory rule), or
+/// empty when neither variable is set.
+inline std::string userFolder(const char* xdgVar, std::string_view homeDir, std::string_view sub) {
+    const char* x = std::getenv(xdgVar);
+    if (x != nullptr && *x != '\0') {
+        return std::string(x) + "/" + std::string(sub);
+    }
+    const char* h = std::getenv("HOME");
+    if (h != nullptr && *h != '\0') {
+        return std::string(h) + "/" + std::string(homeDir) + "/" + std::string(sub);
+    }
+    return {};
 }
 
 // ---- MEMPLACE itself: read by the runtime and by the Placer -------------------------------

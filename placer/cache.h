@@ -1,8 +1,9 @@
-// Decisions on disk (MEMPLACE_CACHE=<dir>): one JSON file per (binary, device), written
-// atomically (temporary file and rename), holding one decision per input signature. A file
-// that does not parse is corrupt, one written for another build of the binary (size or
-// modification time), another device or another spec is stale: either is ignored with a
-// warning and replaced at the next store. Besides decisions it keeps the outcomes that are not
+// Decisions on disk (MEMPLACE_CACHE, by default in the user's cache folder): one JSON file per
+// (binary, device), written atomically (temporary file and rename), holding one decision per
+// input signature. A file that does not parse is corrupt, one written for another build of the
+// binary (size or modification time), another device, another spec, or by another memplace or
+// under another CUDA driver is stale: either is ignored with a warning and replaced at the next
+// store. Besides decisions it keeps the outcomes that are not
 // one (a signature not traced, a trace not finished, a failure), so that a later run does not
 // pay for them again.
 #pragma once
@@ -70,8 +71,10 @@ std::string hash16(std::string_view text);
 
 class DecisionCache {
 public:
+    /// `writer`: what wrote the file besides the binary ("memplace 0.1.0, driver 13000"); a
+    /// file by another writer is stale.
     DecisionCache(std::filesystem::path dir, BinaryId binary, std::string device,
-                  std::string specFingerprint);
+                  std::string specFingerprint, std::string writer = {});
 
     /// The file this cache reads and writes.
     const std::filesystem::path& file() const { return file_; }
@@ -97,6 +100,7 @@ private:
     BinaryId binary_;
     std::string device_;
     std::string spec_;
+    std::string writer_;
     std::map<std::string, CachedDecision> entries_;
 };
 

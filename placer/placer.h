@@ -99,7 +99,8 @@ struct Options {
     std::string spec; ///< MEMPLACE_SPEC: built-in name or MSL file; empty: by device
     std::string
         specDir; ///< probed specs, <dir>/<device>.msl (MEMPLACE_SPEC_DIR; see device_spec.h)
-    std::string cacheDir;     ///< MEMPLACE_CACHE: decisions persist here; empty: not at all
+    /// MEMPLACE_CACHE (decisionCacheDir): decisions persist here; empty: not at all
+    std::string cacheDir;
     std::string reportPath;   ///< MEMPLACE_REPORT: JSON report written at exit; empty: none
     std::string traceDir;     ///< MEMPLACE_TRACE_DIR: every trace saved here (binary form)
     bool timeKernels = false; ///< MEMPLACE_TIME=1: CUDA events around every launch
@@ -190,6 +191,10 @@ struct Options {
     /// The options the environment gives; what it could not parse is appended to `warnings`.
     static Options fromEnvironment(std::vector<std::string>* warnings = nullptr);
 };
+
+/// Where decisions persist: MEMPLACE_CACHE's folder; `off` (0, no, false, none): nowhere
+/// (empty); unset: $XDG_CACHE_HOME/memplace/decisions, else ~/.cache/memplace/decisions.
+std::string decisionCacheDir();
 
 /// Overheads of one signature, in milliseconds, split as PORPLE reports them.
 struct Overheads {
@@ -381,7 +386,7 @@ public:
     void reset();
     /// Stores in the decision cache what the signatures without a decision came to (untraced,
     /// a trace not finished, failed), so that a later run does not pay for them again; at exit
-    /// and when uninstalled. Nothing without MEMPLACE_CACHE.
+    /// and when uninstalled. Nothing when the cache is off (MEMPLACE_CACHE=off).
     void storeOutcomes();
 
 private:

@@ -46,8 +46,11 @@ echo "== 2. run $where"
 echo "   $build/bin/memplace_demo_original ${args[*]}"
 "$build/bin/memplace_demo_original" "${args[@]}" >"$out/original.txt"
 grep "^demo" "$out/original.txt" | sed 's/ launch_ms=.*//; s/^/   /'
-echo "   MEMPLACE_REPORT=$out/report.json ${env_time[*]} $build/bin/memplace_demo ${args[*]}"
-env MEMPLACE_QUIET=1 MEMPLACE_REPORT="$out/report.json" "${env_time[@]}" \
+# A cache of its own, emptied: the demo shows the Placer deciding, not a decision it remembers
+# from the last `make demo` (by default decisions persist in ~/.cache/memplace/decisions).
+rm -rf "$out/cache"
+echo "   MEMPLACE_CACHE=$out/cache MEMPLACE_REPORT=$out/report.json ${env_time[*]} $build/bin/memplace_demo ${args[*]}"
+env MEMPLACE_QUIET=1 MEMPLACE_CACHE="$out/cache" MEMPLACE_REPORT="$out/report.json" "${env_time[@]}" \
   "$build/bin/memplace_demo" "${args[@]}" >"$out/memplace.txt"
 grep "^demo" "$out/memplace.txt" | sed 's/ launch_ms=.*//; s/^/   /'
 echo

@@ -17,6 +17,7 @@ reps="${REPS:-20}"
 threads="${THREADS:-2}"
 streams="${STREAMS:-2}"
 mkdir -p "$out"
+export MEMPLACE_CACHE=off # both runs below decide; neither reuses the other's decisions
 for p in memplace_demo memplace_demo_original; do
   [[ -x "$bin/$p" ]] || { echo "run_on_gpu.sh: $bin/$p missing (cmake --build --preset gpu)"; exit 1; }
 done

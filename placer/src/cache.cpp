@@ -5,9 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <system_error>
+#include <unistd.h>
 
 namespace memplace::placer {
 
@@ -55,9 +59,9 @@ BinaryId BinaryId::current() {
 }
 
 DecisionCache::DecisionCache(std::filesystem::path dir, BinaryId binary, std::string device,
-                             std::string specFingerprint)
+                             std::string specFingerprint, std::string writer)
     : dir_(std::move(dir)), binary_(std::move(binary)), device_(std::move(device)),
-      spec_(std::move(specFingerprint)) {
+      spec_(std::move(specFingerprint)), writer_(std::move(writer)) {
     const std::string base = binary_.path.empty()
                                  ? std::string("program")
                                  : std::filesystem::path(binary_.path).filename().string();
@@ -93,6 +97,9 @@ std::optional<std::string> DecisionCache::parse(const std::string& text,
         }
         if (j.at("spec").get<std::string>() != spec_) {
             return std::string("stale (written with another memory specification)");
+        }
+        if (const std::string w = j.value("writer", std::string()); w != writer_) {
+            return "stale (written by " + (w.empty() ? std::string("an older memplace") : w) + ")";
         }
         std::map<std::string, CachedDecision> entries;
         for (const auto& e : j.at("decisions")) {
@@ -156,6 +163,29 @@ bool isCacheFile(const std::filesystem::path& file) {
     return std::filesystem::is_regular_file(file, ec);
 }
 
+/// An exclusive advisory lock on the cache folder while it is held: the stores of several
+/// processes (read, merge, write) take turns, so that none drops what another just wrote. Best
+/// effort: where the folder cannot be locked the store goes on (the rename keeps the file whole
+/// either way).
+class FolderLock {
+public:
+    explicit FolderLock(const std::filesystem::path& dir)
+        : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+        while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }
+    ~FolderLock() {
+        if (fd_ >= 0) {
+            ::close(fd_); // releases the lock
+        }
+    }
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+
+private:
+    int fd_;
+};
+
 } // namespace
 
 std::vector<std::string> DecisionCache::load() {
@@ -195,6 +225,9 @@ std::string DecisionCache::serialise() const {
     j["binary"] = {{"path", binary_.path}, {"size", binary_.size}, {"mtime", binary_.mtime}};
     j["device"] = device_;
     j["spec"] = spec_;
+    if (!writer_.empty()) {
+        j["writer"] = writer_;
+    }
     nlohmann::json ds = nlohmann::json::array();
     for (const auto& [key, d] : entries_) {
         nlohmann::json p = nlohmann::json::array();
@@ -248,6 +281,7 @@ std::optional<std::string> DecisionCache::store(const std::vector<CachedDecision
     if (std::filesystem::exists(file_, ec) && !isCacheFile(file_)) {
         return "decision cache: " + file_.string() + " is not a regular file; not written";
     }
+    const FolderLock lock(dir_);
     // Merge what other processes of this binary stored meanwhile.
     if (std::filesystem::exists(file_, ec)) {
         if (auto text = readFile(file_)) {

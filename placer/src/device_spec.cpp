@@ -1,5 +1,7 @@
 #include "placer/device_spec.h"
 
+#include "common/env.h"
+
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -87,13 +89,7 @@ std::string defaultSpecDir() {
     if (const char* d = std::getenv("MEMPLACE_SPEC_DIR"); d != nullptr && *d != '\0') {
         return d;
     }
-    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x != nullptr && *x != '\0') {
-        return std::string(x) + "/memplace/specs";
-    }
-    if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
-        return std::string(h) + "/.config/memplace/specs";
-    }
-    return {};
+    return env::userFolder("XDG_CONFIG_HOME", ".config", "memplace/specs");
 }
 
 Expected<DeviceSpec> selectSpec(const std::string& explicitSpec, const std::string& specDir,

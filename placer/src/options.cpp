@@ -19,6 +19,14 @@ std::string_view modeName(PlacerMode m) {
     }
 }
 
+std::string decisionCacheDir() {
+    const std::optional<std::string> dir = env::readText("MEMPLACE_CACHE");
+    if (!dir) {
+        return env::userFolder("XDG_CACHE_HOME", ".cache", "memplace/decisions");
+    }
+    return env::isOffWord(*dir) ? std::string() : *dir;
+}
+
 Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     Options o;
     std::vector<std::string> w;
@@ -38,7 +46,7 @@ Options Options::fromEnvironment(std::vector<std::string>* warnings) {
     }
     o.spec = env::readText("MEMPLACE_SPEC").value_or(o.spec);
     o.specDir = defaultSpecDir();
-    o.cacheDir = env::readText("MEMPLACE_CACHE").value_or(o.cacheDir);
+    o.cacheDir = decisionCacheDir();
     o.reportPath = env::readText("MEMPLACE_REPORT").value_or(o.reportPath);
     o.traceDir = env::readText("MEMPLACE_TRACE_DIR").value_or(o.traceDir);
     o.timeKernels = env::readSwitch("MEMPLACE_TIME", o.timeKernels, w);

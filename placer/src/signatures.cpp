@@ -6,7 +6,25 @@
 
 #include <cstdio>
 
+#ifndef MEMPLACE_VERSION
+#define MEMPLACE_VERSION "unknown" // set by placer/CMakeLists.txt
+#endif
+
 namespace memplace::placer {
+
+namespace {
+
+/// What writes the decision cache besides the binary: a decision taken by another memplace
+/// (another engine, another model) or under another driver (other timings) is not reused.
+std::string cacheWriter() {
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) {
+        (void)cudaGetLastError();
+    }
+    return std::string("memplace ") + MEMPLACE_VERSION + ", driver " + std::to_string(driver);
+}
+
+} // namespace
 
 void Placer::Impl::warn(const std::string& w) {
     if (!warned.insert(w).second) {
@@ -58,7 +76,7 @@ DeviceState& Placer::Impl::device(int dev) {
     d.fingerprint = d.spec.from + ":" + hash16(spec::printSpec(d.spec.spec));
     if (!options.cacheDir.empty()) {
         d.cache = std::make_unique<DecisionCache>(options.cacheDir, BinaryId::current(), d.name,
-                                                  d.fingerprint);
+                                                  d.fingerprint, cacheWriter());
         for (const std::string& w : d.cache->load()) {
             warn(w);
         }

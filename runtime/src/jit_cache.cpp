@@ -18,27 +18,15 @@
 namespace memplace::detail::jit {
 
 std::string defaultCacheDir() {
-    auto var = [](const char* name) -> std::string {
-        const char* v = std::getenv(name);
-        return v == nullptr ? std::string() : std::string(v);
-    };
-    const std::string own = env::readText("MEMPLACE_JIT_CACHE").value_or("");
-    if (own == "off" || own == "0" || own == "none") {
-        return {};
+    if (const auto own = env::readText("MEMPLACE_JIT_CACHE")) {
+        return env::isOffWord(*own) ? std::string() : *own;
     }
-    if (!own.empty()) {
-        return own;
+    // Beside the decisions when MEMPLACE_CACHE names their folder; MEMPLACE_CACHE=off turns
+    // off the decisions only: compiled images stay in the user's cache.
+    if (const auto c = env::readText("MEMPLACE_CACHE"); c && !env::isOffWord(*c)) {
+        return *c + "/jit";
     }
-    if (const std::string c = env::readText("MEMPLACE_CACHE").value_or(""); !c.empty()) {
-        return c + "/jit";
-    }
-    if (const std::string x = var("XDG_CACHE_HOME"); !x.empty()) {
-        return x + "/memplace/jit";
-    }
-    if (const std::string h = var("HOME"); !h.empty()) {
-        return h + "/.cache/memplace/jit";
-    }
-    return {};
+    return env::userFolder("XDG_CACHE_HOME", ".cache", "memplace/jit");
 }
 
 std::string serializeEntry(const std::string& key, const std::string& nameExpr,

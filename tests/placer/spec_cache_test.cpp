@@ -2,13 +2,17 @@
 #include "common/file_io.h"
 #include "placer/cache.h"
 #include "placer/device_spec.h"
+#include "placer/placer.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace memplace::placer {
 namespace {
@@ -321,6 +325,100 @@ TEST(DecisionCache, AVersion1FileIsIgnoredWithOneWarningAndReplaced) {
     EXPECT_EQ(c.size(), 1u);
     EXPECT_EQ(c.find("k1"), nullptr);
     fs::remove_all(dir);
+}
+
+TEST(DecisionCache, AFileByAnotherMemplaceOrDriverIsStale) {
+    const fs::path dir = tempDir("writer");
+    const BinaryId bin = BinaryId::current();
+    DecisionCache a(dir, bin, "NVIDIA H100", "h100:1", "memplace 0.1.0, driver 13000");
+    ASSERT_FALSE(a.store(decision("k1", Place::Texture)).has_value());
+    DecisionCache same(dir, bin, "NVIDIA H100", "h100:1", "memplace 0.1.0, driver 13000");
+    EXPECT_TRUE(same.load().empty());
+    EXPECT_EQ(same.size(), 1u);
+    for (const char* other : {"memplace 0.2.0, driver 13000", "memplace 0.1.0, driver 13010"}) {
+        DecisionCache b(dir, bin, "NVIDIA H100", "h100:1", other);
+        const auto w = b.load();
+        ASSERT_EQ(w.size(), 1u) << other;
+        EXPECT_NE(w[0].find("stale (written by memplace 0.1.0, driver 13000)"), std::string::npos)
+            << w[0];
+        EXPECT_EQ(b.size(), 0u);
+    }
+    // A file from before the writer was recorded.
+    DecisionCache old(dir / "old", bin, "NVIDIA H100", "h100:1");
+    ASSERT_FALSE(old.store(decision("k1", Place::Texture)).has_value());
+    DecisionCache now(dir / "old", bin, "NVIDIA H100", "h100:1", "memplace 0.1.0, driver 1");
+    const auto w = now.load();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("stale (written by an older memplace)"), std::string::npos) << w[0];
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCache, ProcessesStoringAtOnceLoseNothingAndLeaveAWholeFile) {
+    const fs::path dir = tempDir("concurrent");
+    const BinaryId bin = BinaryId::current();
+    constexpr int kProcesses = 8;
+    constexpr int kStores = 25;
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            DecisionCache c(dir, bin, "NVIDIA H100", "h100:1", "w");
+            bool ok = c.load().empty();
+            for (int i = 0; i < kStores; ++i) {
+                ok = ok &&
+                     !c.store(decision(std::to_string(p) + "/" + std::to_string(i), Place::Texture))
+                          .has_value();
+            }
+            ::_exit(ok ? 0 : 1);
+        }
+        children.push_back(pid);
+    }
+    for (const pid_t pid : children) {
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    DecisionCache all(dir, bin, "NVIDIA H100", "h100:1", "w");
+    EXPECT_TRUE(all.load().empty()); // whole: it parses, and is this binary's
+    EXPECT_EQ(all.size(), static_cast<size_t>(kProcesses * kStores)); // none lost
+    int files = 0;
+    for (const auto& f : fs::directory_iterator(dir)) {
+        (void)f;
+        ++files;
+    }
+    EXPECT_EQ(files, 1); // no temporary left behind
+    fs::remove_all(dir);
+}
+
+TEST(DecisionCacheDir, TheUsersCacheByDefaultAFolderOrOff) {
+    const char* names[] = {"MEMPLACE_CACHE", "XDG_CACHE_HOME", "HOME"};
+    std::vector<std::optional<std::string>> saved;
+    for (const char* n : names) {
+        const char* v = std::getenv(n);
+        saved.push_back(v != nullptr ? std::optional<std::string>(v) : std::nullopt);
+    }
+    auto set = [](const char* name, const char* value) {
+        value == nullptr ? ::unsetenv(name) : ::setenv(name, value, 1);
+    };
+    set("MEMPLACE_CACHE", nullptr);
+    set("XDG_CACHE_HOME", "/tmp/xdg");
+    EXPECT_EQ(decisionCacheDir(), "/tmp/xdg/memplace/decisions");
+    set("XDG_CACHE_HOME", nullptr);
+    set("HOME", "/home/u");
+    EXPECT_EQ(decisionCacheDir(), "/home/u/.cache/memplace/decisions");
+    set("HOME", nullptr);
+    EXPECT_EQ(decisionCacheDir(), ""); // nowhere to keep it: not kept
+    set("MEMPLACE_CACHE", "/tmp/mine");
+    EXPECT_EQ(decisionCacheDir(), "/tmp/mine");
+    for (const char* off : {"off", "0", "no", "false", "none", " off "}) {
+        set("MEMPLACE_CACHE", off);
+        EXPECT_EQ(decisionCacheDir(), "") << off;
+    }
+    EXPECT_EQ(Options::fromEnvironment().cacheDir, "");
+    for (size_t i = 0; i < saved.size(); ++i) {
+        set(names[i], saved[i] ? saved[i]->c_str() : nullptr);
+    }
 }
 
 } // namespace

@@ -197,6 +197,9 @@ TEST(JitCache, DefaultFolder) {
     set("MEMPLACE_JIT_CACHE", nullptr);
     set("MEMPLACE_CACHE", "/tmp/c");
     EXPECT_EQ(defaultCacheDir(), "/tmp/c/jit");
+    set("XDG_CACHE_HOME", "/tmp/xdg");
+    set("MEMPLACE_CACHE", "off"); // the decisions off: the images stay in the user's cache
+    EXPECT_EQ(defaultCacheDir(), "/tmp/xdg/memplace/jit");
     set("MEMPLACE_CACHE", nullptr);
     set("XDG_CACHE_HOME", "/tmp/xdg");
     EXPECT_EQ(defaultCacheDir(), "/tmp/xdg/memplace/jit");
