@@ -92,6 +92,9 @@ struct KernelPlan {
     std::vector<const clang::DeclRefExpr*> cacheHints;
     std::string name; ///< qualified, without template arguments
     std::string descName;
+    /// Defined in an `extern "C" { ... }` block: the kernel and its descriptor are written
+    /// `extern "C++"` (templates cannot have C linkage).
+    bool cxxLinkage = false;
     std::vector<std::vector<Place>> compiled;
     detail::SyncFacts sync;
     int launches = 0;

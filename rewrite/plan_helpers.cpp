@@ -69,8 +69,11 @@ void Planner::refuseHelper(const ParamKey& key, HelperParam& h) {
     if (isa<CXXMethodDecl>(fn)) {
         refuse("a member function", fn->getLocation());
     }
-    if (fn->isExternC()) {
+    if (fn->isExternC() && detail::cLinkageOf(fn) != detail::CLinkage::Block) {
         refuse("it has C linkage", fn->getLocation());
+    }
+    if (detail::cLinkageOf(fn) == detail::CLinkage::Block && fn->getStorageClass() == SC_Static) {
+        refuse("it is declared static in an extern \"C\" block", fn->getLocation());
     }
     if (!fn->hasAttr<CUDADeviceAttr>()) {
         refuse("not a __device__ function", fn->getLocation());

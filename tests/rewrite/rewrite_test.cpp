@@ -388,9 +388,9 @@ void run(int n, const float* in, float* out) {
 }
 
 // A kernel defined in an `extern "C"` block (Rodinia's b+tree includes its kernel file in one)
-// crashed the rewriter (the block is a scope without a name). It stays as written, with the
-// reason: a template cannot have C linkage; the kernel beside it is rewritten.
-TEST(Rewrite, AKernelInAnExternCBlockStaysAsWritten) {
+// is rewritten inside an `extern "C++"` block (a template cannot have C linkage), its descriptor
+// with it; a kernel declared `extern "C"` on its own stays as written, with the reason.
+TEST(Rewrite, AKernelInAnExternCBlockIsRewrittenWithCxxLinkage) {
     const fs::path dir = freshDir("externc");
     const fs::path file = dir / "externc.cu";
     std::ofstream(file) << R"(#include <cuda_runtime.h>
@@ -400,13 +400,13 @@ __global__ void in_c(int n, const float* in, float* out) {
     if (i < n) out[i] = in[i];
 }
 }
-__global__ void in_cpp(int n, const float* in, float* out) {
+extern "C" __global__ void alone_c(int n, const float* in, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = 2.0f * in[i];
 }
 void run(int n, const float* in, float* out) {
     in_c<<<(n + 127) / 128, 128>>>(n, in, out);
-    in_cpp<<<(n + 127) / 128, 128>>>(n, in, out);
+    alone_c<<<(n + 127) / 128, 128>>>(n, in, out);
 }
 )";
     RewriteOptions o;
@@ -418,14 +418,78 @@ void run(int n, const float* in, float* out) {
         byName[k.name] = &k;
     }
     ASSERT_EQ(byName.count("in_c"), 1u);
-    ASSERT_EQ(byName.count("in_cpp"), 1u);
-    EXPECT_FALSE(byName["in_c"]->rewritten);
-    EXPECT_NE(byName["in_c"]->reason.find("extern \"C\""), std::string::npos)
-        << byName["in_c"]->reason;
-    EXPECT_TRUE(byName["in_cpp"]->rewritten);
-    EXPECT_NE(r->output.find("__global__ void in_c(int n, const float* in, float* out)"),
+    ASSERT_EQ(byName.count("alone_c"), 1u);
+    EXPECT_TRUE(byName["in_c"]->rewritten) << byName["in_c"]->reason;
+    const size_t open = r->output.find("extern \"C++\" {");
+    const size_t kernel = r->output.find("__global__ void in_c(MP_in in, MP_out out)");
+    const size_t descriptor = r->output.find("struct memplace_kernel_in_c {");
+    ASSERT_NE(open, std::string::npos) << r->output;
+    EXPECT_LT(open, r->output.find("template <class MP_in, class MP_out>"));
+    EXPECT_NE(r->output.find("__global__ void in_c(int n, MP_in in, MP_out out)"),
               std::string::npos)
-        << "in_c as written";
+        << r->output;
+    EXPECT_EQ(kernel, std::string::npos);
+    ASSERT_NE(descriptor, std::string::npos);
+    // The block closes after the descriptor, before the C block does.
+    const size_t descriptorEnd = r->output.find("};\n}\n", descriptor);
+    EXPECT_NE(descriptorEnd, std::string::npos) << r->output;
+    EXPECT_FALSE(byName["alone_c"]->rewritten);
+    EXPECT_NE(byName["alone_c"]->reason.find("extern \"C\" on its own"), std::string::npos)
+        << byName["alone_c"]->reason;
+    EXPECT_NE(r->output.find("extern \"C\" __global__ void alone_c(int n, const float* in, "
+                             "float* out)"),
+              std::string::npos)
+        << "alone_c as written";
+    bool located = false;
+    for (const auto& d : r->warnings.all()) {
+        located = located || (d.location.line == 8 && d.location.column > 0 &&
+                              d.message.find("alone_c") != std::string::npos);
+    }
+    EXPECT_TRUE(located) << r->warnings.format();
+    fs::remove_all(dir);
+}
+
+// A launch in a host function template that deduces the kernel's template arguments is
+// rewritten when each argument is one of the host template's parameters in every instantiation
+// (tests/frontend/kernels/host_template_launch.cu); when one is not (a container's value type),
+// the launch and the kernel stay as written, with a warning at the launch.
+TEST(Rewrite, ADeducedLaunchInAHostTemplateNeedsTheHostTemplatesParameters) {
+    const fs::path dir = freshDir("deduced");
+    const fs::path file = dir / "deduced.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+template <typename T>
+__global__ void fill(T* out, int n, T value) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value;
+}
+template <class Buffer>
+void fillAll(Buffer& b, typename Buffer::value_type v) {
+    fill<<<(b.n + 127) / 128, 128>>>(b.data, b.n, v);
+}
+struct IntBuffer {
+    using value_type = int;
+    int* data;
+    int n;
+};
+void run(IntBuffer& b) { fillAll(b, 7); }
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    EXPECT_FALSE(r->kernels[0].rewritten);
+    EXPECT_NE(r->kernels[0].reason.find("not one of the host template's parameters"),
+              std::string::npos)
+        << r->kernels[0].reason;
+    EXPECT_NE(r->output.find("fill<<<(b.n + 127) / 128, 128>>>(b.data, b.n, v);"),
+              std::string::npos);
+    bool atLaunch = false;
+    for (const auto& d : r->warnings.all()) {
+        atLaunch = atLaunch || (d.location.file.find("deduced.cu") != std::string::npos &&
+                                d.location.line == 9 && d.location.column == 5);
+    }
+    EXPECT_TRUE(atLaunch) << r->warnings.format();
     fs::remove_all(dir);
 }
 
