@@ -134,6 +134,36 @@ TEST(Rewrite, KernelsInIncludedFilesAreRewrittenIntoCopies) {
     fs::remove_all(dir);
 }
 
+// A header that holds only a kernel's prototype and a helper made a template is reported with
+// them, not as "0 kernels, 0 launches" alone.
+TEST(Rewrite, AHeaderOfPrototypesAndHelpersSaysWhatWasRewrittenInIt) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("protos_header");
+    const fs::path src = dir / "src";
+    writeText(src / "protos.h",
+              "#pragma once\n"
+              "__global__ void scaleAll(const float* in, float* out, int n);\n"
+              "template <class T> __device__ T twice(const T* p, int i) { return p[i] * T(2); }\n");
+    writeText(src / "main.cu", "#include \"protos.h\"\n"
+                               "__global__ void scaleAll(const float* in, float* out, int n) {\n"
+                               "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "    if (i < n) out[i] = twice(in, i);\n"
+                               "}\n"
+                               "void run(const float* a, float* b, int n) {\n"
+                               "    scaleAll<<<(n + 127) / 128, 128>>>(a, b, n);\n"
+                               "}\n");
+    const fs::path out = dir / "out";
+    auto r = runMemplace("rewrite '" + (src / "main.cu").string() + "' -o '" + out.string() + "'");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("rewritten: 0 kernels, 0 launches, the prototype of scaleAll, 1 helper "
+                         "made template over accessors (twice)"),
+              std::string::npos)
+        << r.out;
+    fs::remove_all(dir);
+}
+
 // Headers of the folder without anything to rewrite are not copied when no included file is
 // rewritten: two programs of one folder sharing a header are rewritten into one output folder,
 // one after the other, without --force (the demo's spmv.cu and particle_filter.cu).
