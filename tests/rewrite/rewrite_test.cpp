@@ -523,6 +523,57 @@ void run(IntBuffer& b) { fillAll(b, 7); }
     fs::remove_all(dir);
 }
 
+// A member function handed an array becomes a member template (tests/frontend/kernels/
+// member_helpers.cu); a virtual one cannot be a template: the array stays a raw pointer, with
+// the reason.
+TEST(Rewrite, AVirtualMemberFunctionKeepsItsArrayARawPointer) {
+    const fs::path dir = freshDir("virtual_member");
+    const fs::path file = dir / "virtual_member.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+struct Reader {
+    __device__ virtual float at(const float* p, int i) { return p[i]; }
+    __device__ float plain(const float* p, int i) { return p[i]; }
+};
+__global__ void copyVirtual(int n, const float* in, float* out) {
+    Reader r;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = r.at(in, i);
+}
+__global__ void copyPlain(int n, const float* in, float* out) {
+    Reader r;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = r.plain(in, i);
+}
+void run(int n, const float* in, float* out) {
+    copyVirtual<<<(n + 127) / 128, 128>>>(n, in, out);
+    copyPlain<<<(n + 127) / 128, 128>>>(n, in, out);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    std::map<std::string, const KernelReport*> byName;
+    for (const auto& k : r->kernels) {
+        byName[k.name] = &k;
+    }
+    ASSERT_EQ(byName.count("copyVirtual"), 1u);
+    ASSERT_EQ(byName.count("copyPlain"), 1u);
+    for (const auto& a : byName["copyVirtual"]->arrays) {
+        if (a.name == "in") {
+            EXPECT_FALSE(a.accessor);
+            EXPECT_NE(a.reason.find("virtual"), std::string::npos) << a.reason;
+        }
+    }
+    for (const auto& a : byName["copyPlain"]->arrays) {
+        EXPECT_TRUE(a.accessor) << a.name << ": " << a.reason;
+    }
+    EXPECT_NE(r->output.find("__device__ virtual float at(const float* p, int i)"),
+              std::string::npos);
+    EXPECT_NE(r->output.find("template <class MP_p>"), std::string::npos) << r->output;
+    fs::remove_all(dir);
+}
+
 // The descriptor names its kernel qualified: a kernel named `kernel` (Rodinia's myocyte) was
 // taken for the descriptor's own member `kernel()`, and nvcc rejected the rewritten file.
 TEST(Rewrite, TheDescriptorNamesItsKernelQualified) {
