@@ -68,10 +68,16 @@ bool KernelWalker::recordAliasElement(const Expr* accessExpr, const Expr* pointe
     const auto* dre = dyn_cast<DeclRefExpr>(pointer->IgnoreParenImpCasts());
     const auto* vd = dre != nullptr ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
     auto it = vd != nullptr ? aliases_.find(vd) : aliases_.end();
-    if (it == aliases_.end() || use == Use::AddressOf) {
+    if (it == aliases_.end()) {
         return false;
     }
     const PointerAlias& alias = it->second;
+    if (use == Use::AddressOf) {
+        // `&*p`, `&p->m`: the element's address escapes, as for `&row[k]`.
+        addHazard(ki::HazardKind::Stored, alias.array, accessExpr->getBeginLoc(),
+                  fmt::format("the address of '{}' is taken", truncate(text(accessExpr))));
+        return true;
+    }
     recordSite(accessExpr, alias.array, accessOf(use), ki::SiteForm::Deref, "", member, dre, {}, {},
                alias.offset, alias.text);
     return true;

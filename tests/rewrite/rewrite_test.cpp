@@ -523,6 +523,39 @@ void run(IntBuffer& b) { fillAll(b, 7); }
     fs::remove_all(dir);
 }
 
+// A local pointer into an array may be dereferenced (`*p`, `p->m`: derived_pointers.cu); one whose
+// element's address is taken (`&p->a`) keeps the array in global memory, with a warning there.
+TEST(Rewrite, TheAddressOfAnElementThroughALocalPointerKeepsItsArrayHome) {
+    const fs::path dir = freshDir("alias_address");
+    const fs::path file = dir / "alias_address.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+struct P { float a; float b; };
+__global__ void k(P* ps, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    P* p = ps + i;
+    float* q = &p->a;
+    if (i < n) { *q = 1.0f; out[i] = p->b; }
+}
+void run(P* ps, float* o, int n) { k<<<1, 32>>>(ps, o, n); }
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    for (const auto& a : r->kernels[0].arrays) {
+        EXPECT_EQ(a.accessor, a.name == "out") << a.name << ": " << a.reason;
+    }
+    bool atAddress = false;
+    for (const auto& d : r->warnings.all()) {
+        atAddress = atAddress || (d.location.line == 6 && d.location.column == 17 &&
+                                  d.message.find("address") != std::string::npos);
+    }
+    EXPECT_TRUE(atAddress) << r->warnings.format();
+    EXPECT_NE(r->output.find("P* p = ps + i;"), std::string::npos) << "the pointer as written";
+    fs::remove_all(dir);
+}
+
 // A member function handed an array becomes a member template (tests/frontend/kernels/
 // member_helpers.cu); a virtual one cannot be a template: the array stays a raw pointer, with
 // the reason.
