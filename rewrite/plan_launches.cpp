@@ -7,6 +7,7 @@
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/ParentMapContext.h>
 #include <fmt/format.h>
+#include <llvm/ADT/StringExtras.h>
 
 namespace memplace::rewrite::detail {
 
@@ -23,11 +24,47 @@ struct LaunchSpelling {
     std::string qualifier;
     std::string name;
     std::string targs;
+    /// The defaulted trailing arguments written out (MEMPLACE_LAUNCH takes the kernel's
+    /// address, which has no default arguments); empty when there are none or one cannot be.
+    std::vector<std::string> defaults;
 };
 
+/// A defaulted argument's value as a literal of its parameter's builtin type, when it is a
+/// constant of one (`static_cast<float>(0x1.8p+1)`: hexadecimal, so that the value is exact);
+/// empty otherwise (a name or type spelled there may mean another thing at the launch).
+std::string constantDefault(const ASTContext& ctx, const CXXDefaultArgExpr* d) {
+    const QualType t = d->getParam()->getType().getCanonicalType().getUnqualifiedType();
+    const Expr* e = d->getExpr();
+    Expr::EvalResult r;
+    if (!t->isBuiltinType() || e->isValueDependent() || !e->EvaluateAsRValue(r, ctx) ||
+        r.HasSideEffects) {
+        return {};
+    }
+    std::string literal;
+    if (r.Val.isInt() && t->isBooleanType()) {
+        literal = r.Val.getInt().getBoolValue() ? "true" : "false";
+    } else if (r.Val.isInt() && r.Val.getInt().getSignificantBits() <= 64) {
+        const llvm::APSInt& v = r.Val.getInt();
+        if (v.isSigned() && v.getSignificantBits() > 63) {
+            return {}; // the most negative value has no literal
+        }
+        literal = llvm::toString(static_cast<const llvm::APInt&>(v), 10, v.isSigned()) +
+                  (v.isSigned() ? "LL" : "ULL");
+    } else if (r.Val.isFloat() && r.Val.getFloat().isFinite() &&
+               (&r.Val.getFloat().getSemantics() == &llvm::APFloat::IEEEsingle() ||
+                &r.Val.getFloat().getSemantics() == &llvm::APFloat::IEEEdouble())) {
+        char hex[64];
+        r.Val.getFloat().convertToHexString(hex, 0, false, llvm::RoundingMode::NearestTiesToEven);
+        literal = hex;
+    } else {
+        return {};
+    }
+    return fmt::format("static_cast<{}>({})", typeText(t, ctx), literal);
+}
+
 /// The configuration and the arguments of `call`, or false and why.
-bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, LaunchSpelling& out,
-                       std::string* why) {
+bool readConfigAndArgs(const Source& src, const ASTContext& ctx, const CUDAKernelCallExpr* call,
+                       LaunchSpelling& out, std::string* why) {
     std::string(&conf)[4] = out.conf;
     std::vector<std::string>& args = out.args;
     const CallExpr* cfg = call->getConfig();
@@ -53,8 +90,19 @@ bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, Launch
     }
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
         const Expr* a = call->getArg(i);
-        if (isa<CXXDefaultArgExpr>(a)) {
-            break; // defaulted trailing arguments: K::launch (or the kernel) has the defaults
+        if (const auto* d = dyn_cast<CXXDefaultArgExpr>(a)) {
+            // Defaulted trailing arguments: K::launch has the defaults; MEMPLACE_LAUNCH gets
+            // their values when they are constants.
+            for (unsigned k = i; k < call->getNumArgs(); ++k) {
+                d = dyn_cast<CXXDefaultArgExpr>(call->getArg(k));
+                std::string v = d != nullptr ? constantDefault(ctx, d) : std::string();
+                if (v.empty()) {
+                    out.defaults.clear();
+                    break;
+                }
+                out.defaults.push_back(v);
+            }
+            break;
         }
         if (isa<InitListExpr>(a->IgnoreImplicit())) {
             *why = "a braced argument cannot be forwarded";
@@ -290,7 +338,7 @@ std::optional<std::string> Planner::launchText(const detail::LaunchFact& lf, con
         }
     }
     LaunchSpelling sp;
-    if (!readConfigAndArgs(src_, call, sp, why) ||
+    if (!readConfigAndArgs(src_, ctx_, call, sp, why) ||
         !readKernelName(src_, ctx_, lf, call, g != nullptr, sp, why)) {
         return std::nullopt;
     }
@@ -306,6 +354,10 @@ std::optional<std::string> Planner::launchText(const detail::LaunchFact& lf, con
         }
         for (const auto& a : args) {
             items.push_back(macroArg(a));
+        }
+        // The same values in every instantiation of the launch: not in a host template.
+        if (lf.dependent == nullptr && lf.resolved.size() <= 1) {
+            items.insert(items.end(), sp.defaults.begin(), sp.defaults.end());
         }
         unsigned ls = 0;
         const bool alone = src_.onlyBlanksBefore(*b, &ls);

@@ -607,6 +607,59 @@ void run(int n, const float* in, float* out) {
     fs::remove_all(dir);
 }
 
+// MEMPLACE_LAUNCH takes the kernel's address, which has no default arguments: a launch that
+// leaves trailing arguments to their defaults gets their values written out when they are
+// constants of builtin types (exact: floating point in hexadecimal), so that the CPU emulation
+// layer, which calls the kernel through its address, gets every argument. Otherwise (a default
+// that names something) the launch stays as it is written, which nvcc still builds.
+TEST(Rewrite, MacroLaunchesWriteConstantDefaultArgumentsOut) {
+    const fs::path dir = freshDir("defaults");
+    const fs::path file = dir / "defaults.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+constexpr int kLimit = 9;
+__global__ void fill(float* out, int n, float v = 0.1f, unsigned cap = 7u, bool on = true) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (on && i < n && i < (int)cap) out[i] = v;
+}
+struct Box { int w; };
+__global__ void named(float* out, int n, int limit = kLimit, Box b = Box{2}) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && i < limit) out[i] = (float)b.w;
+}
+void run(float* out, int n) {
+    fill<<<1, 32>>>(out, n);
+    fill<<<1, 32>>>(out, n, 2.5f);
+    named<<<1, 32>>>(out, n);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    o.launchesOnly = true;
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    auto count = [&](const std::string& what) {
+        size_t n = 0;
+        for (size_t at = r->output.find(what); at != std::string::npos;
+             at = r->output.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    // (The launches are wrapped: each value is checked on its own.)
+    EXPECT_EQ(
+        count("MEMPLACE_LAUNCH(fill, 1, 32, 0, 0, out, n, static_cast<float>(0x1.99999ap-4),"), 1u)
+        << r->output;
+    EXPECT_EQ(count("MEMPLACE_LAUNCH(fill, 1, 32, 0, 0, out, n, 2.5f, "
+                    "static_cast<unsigned int>(7ULL),"),
+              1u)
+        << r->output;
+    EXPECT_EQ(count("static_cast<unsigned int>(7ULL)"), 2u) << r->output;
+    EXPECT_EQ(count("static_cast<bool>(true));"), 2u) << r->output;
+    EXPECT_NE(r->output.find("MEMPLACE_LAUNCH(named, 1, 32, 0, 0, out, n);"), std::string::npos)
+        << "a structure default is left to the kernel";
+    fs::remove_all(dir);
+}
+
 // The descriptor names its kernel qualified: a kernel named `kernel` (Rodinia's myocyte) was
 // taken for the descriptor's own member `kernel()`, and nvcc rejected the rewritten file.
 TEST(Rewrite, TheDescriptorNamesItsKernelQualified) {
