@@ -51,13 +51,27 @@ std::string writtenFiles(const rewrite::RewriteResult& r, const std::string& out
         const rewrite::IncludedOutput& f = r.included[i];
         std::string what = "copied unchanged (no kernel, launch or extern __shared__ rewritten)";
         if (f.rewritten) {
-            std::string kernels;
-            for (const auto& k : f.kernels) {
-                kernels += (kernels.empty() ? "" : ", ") + k;
-            }
+            auto joined = [](const std::vector<std::string>& names) {
+                std::string out;
+                for (const auto& n : names) {
+                    out += (out.empty() ? "" : ", ") + n;
+                }
+                return out;
+            };
+            const std::string kernels = joined(f.kernels);
             what = fmt::format("rewritten: {} kernel{}{}{}, {} launch{}", f.kernels.size(),
                                f.kernels.size() == 1 ? "" : "s", kernels.empty() ? "" : " ",
                                kernels, f.launches, f.launches == 1 ? "" : "es");
+            // A header of prototypes or helpers holds no kernel definition but is rewritten.
+            if (!f.prototypes.empty()) {
+                what += fmt::format(", the prototype{} of {}", f.prototypes.size() == 1 ? "" : "s",
+                                    joined(f.prototypes));
+            }
+            if (!f.helpers.empty()) {
+                what += fmt::format(", {} helper{} made template{} over accessors ({})",
+                                    f.helpers.size(), f.helpers.size() == 1 ? "" : "s",
+                                    f.helpers.size() == 1 ? "" : "s", joined(f.helpers));
+            }
         }
         s += fmt::format("wrote {} (from {}): {}\n", includedOut[i], f.file, what);
     }

@@ -64,6 +64,9 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
     Use inner =
         (use == Use::Write || use == Use::ReadWrite || use == Use::AddressOf) ? use : Use::Read;
     if (cur->isArrow()) {
+        if (recordAliasElement(cur, cur->getBase(), inner, member)) {
+            return;
+        }
         if (auto m = matchPointer(cur->getBase())) {
             if (m->element == nullptr) {
                 recordPointerSite(cur, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
@@ -83,6 +86,9 @@ void KernelWalker::handleMember(const MemberExpr* me, Use use) {
         return;
     }
     if (const auto* u = dyn_cast<UnaryOperator>(base); u && u->getOpcode() == UO_Deref) {
+        if (recordAliasElement(u, u->getSubExpr(), inner, member)) {
+            return;
+        }
         if (auto m = matchPointer(u->getSubExpr()); m && m->element == nullptr) {
             recordPointerSite(u, *m, accessOf(inner), ki::SiteForm::Deref, "", member);
             walkPointerIndices(*m);

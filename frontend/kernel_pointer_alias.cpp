@@ -11,8 +11,9 @@ namespace memplace::frontend::detail {
 
 namespace {
 
-/// A reference to `vd` in `body` that does not subscript it (`vd[k]`, `(vd)[k]`, a 1-D element):
-/// one that reads, modifies, passes, captures or takes the address of the pointer; null if none.
+/// A reference to `vd` in `body` that does not access an element through it (`vd[k]`, `(vd)[k]`,
+/// a 1-D element; `*vd`; `vd->m`): one that reads, modifies, passes, captures or takes the
+/// address of the pointer; null if none.
 const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body,
                                   const DeclRefExpr* skip = nullptr) {
     bool ok = true;
@@ -28,8 +29,13 @@ const DeclRefExpr* notSubscripted(const VarDecl* vd, const Stmt* body,
         if (const auto* dre = dyn_cast<DeclRefExpr>(cur);
             dre != nullptr && dre->getDecl() == vd && dre != skip) {
             const auto* ase = dyn_cast_or_null<ArraySubscriptExpr>(parent);
-            ok = ase != nullptr && ase->getBase()->IgnoreParenImpCasts() == dre &&
-                 ase->getLHS()->IgnoreParenImpCasts() == dre && !ase->getType()->isArrayType();
+            const auto* deref = dyn_cast_or_null<UnaryOperator>(parent);
+            const auto* arrow = dyn_cast_or_null<MemberExpr>(parent);
+            ok = (ase != nullptr && ase->getBase()->IgnoreParenImpCasts() == dre &&
+                  ase->getLHS()->IgnoreParenImpCasts() == dre && !ase->getType()->isArrayType()) ||
+                 (deref != nullptr && deref->getOpcode() == UO_Deref &&
+                  !deref->getType()->isArrayType()) ||
+                 (arrow != nullptr && arrow->isArrow());
             culprit = ok ? nullptr : dre;
             continue;
         }
@@ -54,6 +60,28 @@ bool refersTo(const Stmt* s, const VarDecl* vd) {
 }
 
 } // namespace
+
+bool KernelWalker::recordAliasElement(const Expr* accessExpr, const Expr* pointer, Use use,
+                                      const std::string& member) {
+    // `*row` and `row->m` for a local pointer `row = m + off` (or a rebased parameter): the
+    // element `off` of the array, as `row[0]` is.
+    const auto* dre = dyn_cast<DeclRefExpr>(pointer->IgnoreParenImpCasts());
+    const auto* vd = dre != nullptr ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+    auto it = vd != nullptr ? aliases_.find(vd) : aliases_.end();
+    if (it == aliases_.end()) {
+        return false;
+    }
+    const PointerAlias& alias = it->second;
+    if (use == Use::AddressOf) {
+        // `&*p`, `&p->m`: the element's address escapes, as for `&row[k]`.
+        addHazard(ki::HazardKind::Stored, alias.array, accessExpr->getBeginLoc(),
+                  fmt::format("the address of '{}' is taken", truncate(text(accessExpr))));
+        return true;
+    }
+    recordSite(accessExpr, alias.array, accessOf(use), ki::SiteForm::Deref, "", member, dre, {}, {},
+               alias.offset, alias.text);
+    return true;
+}
 
 bool KernelWalker::recordRebase(const Expr* e) {
     // `src += baseY * pitch + baseX;` as a statement of the kernel's own body, before any other

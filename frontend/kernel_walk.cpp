@@ -229,6 +229,9 @@ void KernelWalker::walkUnary(const UnaryOperator* u, Use use) {
     const Expr* sub = u->getSubExpr();
     switch (u->getOpcode()) {
     case UO_Deref:
+        if (recordAliasElement(u, sub, use, "")) {
+            return;
+        }
         if (auto m = matchPointer(sub)) {
             if (m->element == nullptr) {
                 recordPointerSite(u, *m, accessOf(use), ki::SiteForm::Deref, "", "");

@@ -198,6 +198,10 @@ private:
     void recordPointerSite(const Expr* accessExpr, const PointerMatch& m, AccessMode access,
                            ki::SiteForm form, const std::string& intrinsic,
                            const std::string& member);
+    /// `*p` or `p->m` (`accessExpr`) through `pointer`, a local pointer alias or a rebased
+    /// parameter: a site of its array at the alias's offset. False if `pointer` is no alias.
+    bool recordAliasElement(const Expr* accessExpr, const Expr* pointer, Use use,
+                            const std::string& member);
     void addHazard(ki::HazardKind kind, int array, clang::SourceLocation where, std::string message,
                    const std::string& other = {});
 

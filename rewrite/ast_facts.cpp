@@ -100,6 +100,20 @@ const FunctionDecl* patternOf(const FunctionDecl* fd) {
     return fd;
 }
 
+CLinkage cLinkageOf(const Decl* d) {
+    // The innermost linkage specification decides (`extern "C++"` inside `extern "C"` is C++).
+    for (const DeclContext* dc = d->getLexicalDeclContext(); dc != nullptr;
+         dc = dc->getLexicalParent()) {
+        if (const auto* ls = dyn_cast<LinkageSpecDecl>(dc)) {
+            if (ls->getLanguage() != LinkageSpecLanguageIDs::C) {
+                return CLinkage::None;
+            }
+            return ls->hasBraces() ? CLinkage::Block : CLinkage::OnDeclaration;
+        }
+    }
+    return CLinkage::None;
+}
+
 std::optional<ParamKey> pointerParamOf(const DeclRefExpr* dre) {
     const auto* pvd = dyn_cast_or_null<ParmVarDecl>(dre != nullptr ? dre->getDecl() : nullptr);
     if (pvd == nullptr || !pvd->getType()->isPointerType()) {

@@ -23,6 +23,12 @@ namespace memplace::rewrite::detail {
 /// the definition for a declaration.
 const clang::FunctionDecl* patternOf(const clang::FunctionDecl* fd);
 
+/// The C language linkage a declaration is written in: none, an `extern "C" { ... }` block (the
+/// rewriter gives a template written there C++ linkage with `extern "C++"`), or `extern "C"`
+/// written on the declaration itself (kept as written).
+enum class CLinkage { None, Block, OnDeclaration };
+CLinkage cLinkageOf(const clang::Decl* d);
+
 /// A parameter of a function as written: (pattern, position). The same for the pattern and
 /// every instantiation.
 struct ParamKey {

@@ -284,8 +284,11 @@ void Emitter::emitDescriptors(EditList& edits) {
     constexpr long kBeforeEverythingAtItsOffset = -(1L << 40);
     for (const KernelPlan& g : plan_.kernels) {
         if (g.ok) {
-            edits.insert(g.descriptorAt, g.descriptorPrefix + descriptor(g, g.indent),
-                         kBeforeEverythingAtItsOffset);
+            // In an `extern "C"` block the kernel's `extern "C++"` block (emitSignature) closes
+            // after the descriptor: its member templates need C++ linkage too.
+            const std::string text =
+                descriptor(g, g.indent) + (g.cxxLinkage ? g.indent + "}\n" : std::string());
+            edits.insert(g.descriptorAt, g.descriptorPrefix + text, kBeforeEverythingAtItsOffset);
         }
     }
 }

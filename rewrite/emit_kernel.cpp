@@ -2,6 +2,7 @@
 // prologue and epilogue around the body, the views that aliases and rebases become, and the edit
 // of every access site.
 #include "rewrite/emitter.h"
+#include "rewrite/jit_source.h"
 
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/QualTypeNames.h>
@@ -135,6 +136,11 @@ void Emitter::emitSignature(const KernelPlan& g, EditList& edits) {
     for (const ArrayPlan* ap : accs) {
         tparams.push_back("class " + ap->mpName);
     }
+    if (g.cxxLinkage) {
+        // Before the template header inserted at the same offset, after a descriptor there.
+        constexpr long kBeforeTheTemplateHeader = -(1L << 39);
+        edits.insert(declBegin, std::string(kCxxLinkageOpen) + indent, kBeforeTheTemplateHeader);
+    }
     insertTemplateParams(g.templ, declBegin, "", tparams, edits);
     for (const ArrayPlan* ap : accs) {
         auto r = src_.range(ks.params[ap->param]);
@@ -191,6 +197,12 @@ void Emitter::emitPrototypes(const KernelPlan& g, const std::vector<std::string>
                     ? src_.slice(*src_.range(g.templ->getTemplateParameters()->getSourceRange())) +
                           " struct " + g.descName + ";\n" + indent
                     : "struct " + g.descName + ";\n" + indent;
+        }
+        if (detail::cLinkageOf(proto) == detail::CLinkage::Block) {
+            forward += std::string(kCxxLinkageOpen) + indent;
+            const size_t semicolon = src_.text().find(
+                ';', src_.range(SourceRange(proto->getFunctionTypeLoc().getRParenLoc()))->second);
+            edits.insert(semicolon + 1, "\n" + indent + "}");
         }
         insertTemplateParams(ft, begin, forward, tparams, edits);
         for (const ArrayPlan* ap : g.accessorArrays()) {
@@ -356,7 +368,14 @@ void Emitter::emitHelper(const FunctionDecl* fn, const std::vector<unsigned>& pa
         edits.insert(*src_.offset(ft->getTemplateParameters()->getRAngleLoc()), ", " + tparams);
     } else {
         unsigned b = *src_.offset(src_.sm().getExpansionLoc(fn->getBeginLoc()));
-        edits.insert(b, "template <" + tparams + ">\n" + src_.indentOf(b));
+        // In an `extern "C" { }` block the template needs C++ linkage.
+        const bool cxx = detail::cLinkageOf(fn) == detail::CLinkage::Block;
+        const std::string indent = src_.indentOf(b);
+        edits.insert(b, (cxx ? kCxxLinkageOpen + indent : std::string()) + "template <" + tparams +
+                            ">\n" + indent);
+        if (cxx) {
+            edits.insert(*src_.offset(fn->getBody()->getEndLoc()) + 1, "\n" + indent + "}");
+        }
     }
     for (const auto& up : plan_.sites) {
         if (up->key && up->key->fn == fn &&

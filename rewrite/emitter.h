@@ -62,6 +62,7 @@ private:
     // the file (rewrite.cpp)
     std::string preamble() const;
     std::string splitOutputs(const EditList& edits);
+    void noteDeclarationsIn(const Source::File& f, IncludedOutput& io) const;
     void report(const KernelPlan& g);
 
     void warn(clang::SourceLocation at, const std::string& msg) {

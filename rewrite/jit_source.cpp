@@ -724,6 +724,9 @@ bool Slicer::unitsText(const std::vector<Unit>& merged, std::string* body,
         if (u.semicolon) {
             text += ";";
         }
+        if (text.find(kCxxLinkageOpen) != std::string::npos) {
+            text += "\n}"; // the rewriter closes it after the cut (after the descriptor)
+        }
         std::size_t common = 0;
         while (common < open.size() && common < u.scopes.size() &&
                open[common] == u.scopes[common]) {

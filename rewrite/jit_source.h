@@ -20,6 +20,13 @@ class FunctionDecl;
 
 namespace memplace::rewrite::detail {
 
+/// Opens the `extern "C++"` block the rewriter writes around a function it makes a template
+/// inside an `extern "C" { }` block (a template cannot have C linkage). The block closes after
+/// the function's text (and its descriptor): a slice that cuts the function's text out of the
+/// rewritten file closes it itself.
+inline constexpr const char* kCxxLinkageOpen =
+    "extern \"C++\" { // memplace: a template cannot have C linkage\n";
+
 struct JitSliceInput {
     clang::ASTUnit* ast = nullptr;
     const clang::FunctionDecl* kernel = nullptr; ///< the kernel as written (not a template)

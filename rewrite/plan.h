@@ -92,6 +92,9 @@ struct KernelPlan {
     std::vector<const clang::DeclRefExpr*> cacheHints;
     std::string name; ///< qualified, without template arguments
     std::string descName;
+    /// Defined in an `extern "C" { ... }` block: the kernel and its descriptor are written
+    /// `extern "C++"` (templates cannot have C linkage).
+    bool cxxLinkage = false;
     std::vector<std::vector<Place>> compiled;
     detail::SyncFacts sync;
     int launches = 0;
@@ -186,6 +189,14 @@ struct RewritePlan {
     std::vector<std::unique_ptr<SiteRec>> sites;
     std::map<int, SiteRec*> siteById;
     std::set<const clang::DeclRefExpr*> siteBases;
+    /// Their locations: the frontend records a site of a helper template once, with one
+    /// instantiation's expression; the same reference in the helper's other instantiations (a
+    /// helper called as `f<true>` and `f<false>`) is the same written access.
+    std::set<clang::SourceLocation::UIntTy> siteBaseLocations;
+    bool isSiteBase(const clang::DeclRefExpr* dre) const {
+        return siteBases.count(dre) != 0 ||
+               siteBaseLocations.count(dre->getLocation().getRawEncoding()) != 0;
+    }
     /// Local pointers into pointer parameters (`const float* row = m + r * cols;`) declared in
     /// the analysed kernels, and, for those whose every use is an access site and whose text
     /// can be edited, the parameter reference of their initialiser.

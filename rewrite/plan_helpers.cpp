@@ -66,11 +66,24 @@ void Planner::refuseHelper(const ParamKey& key, HelperParam& h) {
             h.reasonAt = at;
         }
     };
-    if (isa<CXXMethodDecl>(fn)) {
-        refuse("a member function", fn->getLocation());
+    // A member function becomes a member template (of a class or class template at namespace
+    // or class scope); one that cannot be a template, or is not called as written, is refused.
+    if (const auto* md = dyn_cast<CXXMethodDecl>(fn)) {
+        if (md->isVirtual()) {
+            refuse("a virtual member function (it cannot be a template)", fn->getLocation());
+        } else if (isa<CXXConstructorDecl>(md) || isa<CXXDestructorDecl>(md) ||
+                   isa<CXXConversionDecl>(md) || md->isOverloadedOperator()) {
+            refuse("a constructor, destructor, conversion or operator", fn->getLocation());
+        } else if (md->getParent()->isLocalClass() != nullptr) {
+            refuse("a member function of a local class (it cannot have a member template)",
+                   fn->getLocation());
+        }
     }
-    if (fn->isExternC()) {
+    if (fn->isExternC() && detail::cLinkageOf(fn) != detail::CLinkage::Block) {
         refuse("it has C linkage", fn->getLocation());
+    }
+    if (detail::cLinkageOf(fn) == detail::CLinkage::Block && fn->getStorageClass() == SC_Static) {
+        refuse("it is declared static in an extern \"C\" block", fn->getLocation());
     }
     if (!fn->hasAttr<CUDADeviceAttr>()) {
         refuse("not a __device__ function", fn->getLocation());

@@ -80,9 +80,19 @@ void Planner::buildKernelPlans() {
             g.refuse("--launches-only", p->getLocation());
         } else if (!g.selected) {
             g.refuse("not the kernel asked for (--kernel)", p->getLocation());
-        } else if (p->isInExternCContext()) {
-            g.refuse("it is declared in an extern \"C\" block (a template cannot have C linkage)",
+        } else if (detail::cLinkageOf(p) == detail::CLinkage::OnDeclaration) {
+            g.refuse("it is declared extern \"C\" on its own (a template cannot have C "
+                     "linkage; in an extern \"C\" { } block it would be rewritten)",
                      p->getLocation());
+        } else if (detail::cLinkageOf(p) == detail::CLinkage::Block) {
+            // Its rewritten form is written `extern "C++"`: a template cannot have C linkage.
+            // The instantiations' names are C++ names, as every rewritten kernel's are.
+            if (p->getStorageClass() == SC_Static) {
+                g.refuse("it is declared static in an extern \"C\" block (`extern \"C++\" "
+                         "static` is not valid C++)",
+                         p->getLocation());
+            }
+            g.cxxLinkage = true;
         }
         // One descriptor name per kernel name in its scope (overloads get a suffix).
         std::string base = "memplace_kernel_" + p->getNameAsString();
@@ -111,7 +121,7 @@ void Planner::refuseUnrewritable(KernelPlan& g) {
         g.refuse("its definition is not written in the main file, or is spelled in a macro",
                  p->getLocation());
     }
-    if (p->isExternC()) {
+    if (p->isExternC() && detail::cLinkageOf(p) != detail::CLinkage::Block) {
         g.refuse("it has C linkage (extern \"C\"): it cannot become a template", p->getLocation());
     }
     planPrototypes(g);
@@ -211,6 +221,10 @@ void Planner::planPrototypes(KernelPlan& g) {
             d->getLexicalDeclContext()->getPrimaryContext() !=
                 definition->getLexicalDeclContext()->getPrimaryContext()) {
             refuse("in another scope than its definition");
+            continue;
+        }
+        if (detail::cLinkageOf(fd) == detail::CLinkage::OnDeclaration) {
+            refuse("extern \"C\" on its own (a template cannot have C linkage)");
             continue;
         }
         const FunctionTypeLoc ftl = fd->getFunctionTypeLoc();

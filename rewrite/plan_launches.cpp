@@ -4,7 +4,10 @@
 #include "rewrite/planner.h"
 
 #include <clang/AST/Attr.h>
+#include <clang/AST/DeclTemplate.h>
+#include <clang/AST/ParentMapContext.h>
 #include <fmt/format.h>
+#include <llvm/ADT/StringExtras.h>
 
 namespace memplace::rewrite::detail {
 
@@ -21,11 +24,47 @@ struct LaunchSpelling {
     std::string qualifier;
     std::string name;
     std::string targs;
+    /// The defaulted trailing arguments written out (MEMPLACE_LAUNCH takes the kernel's
+    /// address, which has no default arguments); empty when there are none or one cannot be.
+    std::vector<std::string> defaults;
 };
 
+/// A defaulted argument's value as a literal of its parameter's builtin type, when it is a
+/// constant of one (`static_cast<float>(0x1.8p+1)`: hexadecimal, so that the value is exact);
+/// empty otherwise (a name or type spelled there may mean another thing at the launch).
+std::string constantDefault(const ASTContext& ctx, const CXXDefaultArgExpr* d) {
+    const QualType t = d->getParam()->getType().getCanonicalType().getUnqualifiedType();
+    const Expr* e = d->getExpr();
+    Expr::EvalResult r;
+    if (!t->isBuiltinType() || e->isValueDependent() || !e->EvaluateAsRValue(r, ctx) ||
+        r.HasSideEffects) {
+        return {};
+    }
+    std::string literal;
+    if (r.Val.isInt() && t->isBooleanType()) {
+        literal = r.Val.getInt().getBoolValue() ? "true" : "false";
+    } else if (r.Val.isInt() && r.Val.getInt().getSignificantBits() <= 64) {
+        const llvm::APSInt& v = r.Val.getInt();
+        if (v.isSigned() && v.getSignificantBits() > 63) {
+            return {}; // the most negative value has no literal
+        }
+        literal = llvm::toString(static_cast<const llvm::APInt&>(v), 10, v.isSigned()) +
+                  (v.isSigned() ? "LL" : "ULL");
+    } else if (r.Val.isFloat() && r.Val.getFloat().isFinite() &&
+               (&r.Val.getFloat().getSemantics() == &llvm::APFloat::IEEEsingle() ||
+                &r.Val.getFloat().getSemantics() == &llvm::APFloat::IEEEdouble())) {
+        char hex[64];
+        r.Val.getFloat().convertToHexString(hex, 0, false, llvm::RoundingMode::NearestTiesToEven);
+        literal = hex;
+    } else {
+        return {};
+    }
+    return fmt::format("static_cast<{}>({})", typeText(t, ctx), literal);
+}
+
 /// The configuration and the arguments of `call`, or false and why.
-bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, LaunchSpelling& out,
-                       std::string* why) {
+bool readConfigAndArgs(const Source& src, const ASTContext& ctx, const CUDAKernelCallExpr* call,
+                       LaunchSpelling& out, std::string* why) {
     std::string(&conf)[4] = out.conf;
     std::vector<std::string>& args = out.args;
     const CallExpr* cfg = call->getConfig();
@@ -51,8 +90,19 @@ bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, Launch
     }
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
         const Expr* a = call->getArg(i);
-        if (isa<CXXDefaultArgExpr>(a)) {
-            break; // defaulted trailing arguments: K::launch (or the kernel) has the defaults
+        if (const auto* d = dyn_cast<CXXDefaultArgExpr>(a)) {
+            // Defaulted trailing arguments: K::launch has the defaults; MEMPLACE_LAUNCH gets
+            // their values when they are constants.
+            for (unsigned k = i; k < call->getNumArgs(); ++k) {
+                d = dyn_cast<CXXDefaultArgExpr>(call->getArg(k));
+                std::string v = d != nullptr ? constantDefault(ctx, d) : std::string();
+                if (v.empty()) {
+                    out.defaults.clear();
+                    break;
+                }
+                out.defaults.push_back(v);
+            }
+            break;
         }
         if (isa<InitListExpr>(a->IgnoreImplicit())) {
             *why = "a braced argument cannot be forwarded";
@@ -68,9 +118,90 @@ bool readConfigAndArgs(const Source& src, const CUDAKernelCallExpr* call, Launch
     return true;
 }
 
+/// The function whose body holds `s`.
+const FunctionDecl* enclosingFunction(ASTContext& ctx, const Stmt* s) {
+    DynTypedNodeList parents = ctx.getParents(*s);
+    while (!parents.empty()) {
+        if (const auto* fd = parents[0].get<FunctionDecl>()) {
+            return fd;
+        }
+        parents = ctx.getParents(parents[0]);
+    }
+    return nullptr;
+}
+
+bool sameArgument(const ASTContext& ctx, const TemplateArgument& a, const TemplateArgument& b) {
+    if (a.getKind() == TemplateArgument::Type && b.getKind() == TemplateArgument::Type) {
+        return ctx.hasSameType(a.getAsType(), b.getAsType());
+    }
+    if (a.getKind() == TemplateArgument::Integral && b.getKind() == TemplateArgument::Integral) {
+        return llvm::APSInt::isSameValue(a.getAsIntegral(), b.getAsIntegral()) &&
+               ctx.hasSameType(a.getIntegralType(), b.getIntegralType());
+    }
+    return false;
+}
+
+/// The kernel's deduced template arguments at a launch in a host function template, spelled
+/// with the host template's parameters (`k<<<g, b>>>(d)` in `template <class T> void f(T* d)`
+/// becomes `k<T>`): each of the kernel's arguments must be one host parameter's argument in
+/// every instantiation of the host template, so that the spelled name is, in each of them, the
+/// kernel that deduction chose. Empty and `why` when some argument cannot be spelled so.
+std::string spellDeducedArgs(ASTContext& ctx, const detail::LaunchFact& lf,
+                             const std::vector<std::string>& explicitArgs, std::string* why) {
+    const FunctionDecl* host = enclosingFunction(ctx, lf.dependent);
+    const FunctionTemplateDecl* hostTemplate =
+        host != nullptr ? host->getDescribedFunctionTemplate() : nullptr;
+    if (hostTemplate == nullptr || host->getDeclContext()->isDependentContext() ||
+        lf.resolved.empty()) {
+        *why = "the kernel's template arguments are deduced in a host template that is not a "
+               "function template at namespace scope, or is never instantiated";
+        return {};
+    }
+    const TemplateParameterList& hostParams = *hostTemplate->getTemplateParameters();
+    std::vector<std::string> spelled = explicitArgs;
+    const TemplateArgumentList* first = lf.resolved[0].second->getTemplateSpecializationArgs();
+    for (unsigned j = static_cast<unsigned>(explicitArgs.size()); j < first->size(); ++j) {
+        std::string name;
+        for (unsigned i = 0; i < hostParams.size() && name.empty(); ++i) {
+            const NamedDecl* tp = hostParams.getParam(i);
+            if (tp->isParameterPack() || tp->getName().empty()) {
+                continue;
+            }
+            bool everywhere = true;
+            for (const auto& [call, kernel] : lf.resolved) {
+                const FunctionDecl* inst = enclosingFunction(ctx, call);
+                const TemplateArgumentList* hostArgs =
+                    inst != nullptr && inst->getPrimaryTemplate() == hostTemplate
+                        ? inst->getTemplateSpecializationArgs()
+                        : nullptr;
+                const TemplateArgumentList* kernelArgs = kernel->getTemplateSpecializationArgs();
+                everywhere = everywhere && hostArgs != nullptr && i < hostArgs->size() &&
+                             kernelArgs != nullptr && j < kernelArgs->size() &&
+                             sameArgument(ctx, hostArgs->get(i), kernelArgs->get(j));
+            }
+            if (everywhere) {
+                name = tp->getNameAsString();
+            }
+        }
+        if (name.empty()) {
+            *why = fmt::format("the kernel's template argument {} is deduced in a host template "
+                               "and is not one of the host template's parameters in every "
+                               "instantiation",
+                               j + 1);
+            return {};
+        }
+        spelled.push_back(name);
+    }
+    std::string out = "<";
+    for (size_t j = 0; j < spelled.size(); ++j) {
+        out += (j == 0 ? "" : ", ") + spelled[j];
+    }
+    return out + ">";
+}
+
 /// The kernel as `call` names it, with its template arguments written out, or false and why. A
 /// kernel to be rewritten (`rewritten`) must be named with its template arguments.
-bool readKernelName(const Source& src, const ASTContext& ctx, const detail::LaunchFact& lf,
+bool readKernelName(const Source& src, ASTContext& ctx, const detail::LaunchFact& lf,
                     const CUDAKernelCallExpr* call, bool rewritten, LaunchSpelling& out,
                     std::string* why) {
     std::string& qualifier = out.qualifier;
@@ -88,6 +219,13 @@ bool readKernelName(const Source& src, const ASTContext& ctx, const detail::Laun
         }
         qualifier = src.slice(whole2->first, nameR->first);
         name = src.slice(*nameR);
+        const auto* fd = dyn_cast<FunctionDecl>(dre->getDecl());
+        const TemplateArgumentList* deduced =
+            fd != nullptr ? fd->getTemplateSpecializationArgs() : nullptr;
+        // `k<256><<<...>>>(p)` with k's other arguments deduced: all of them are written out.
+        const bool partlyExplicit = dre->hasExplicitTemplateArgs() && deduced != nullptr &&
+                                    dre->getNumTemplateArgs() < deduced->size();
+        std::vector<std::string> explicitArgs;
         if (dre->hasExplicitTemplateArgs()) {
             auto t = src.range(SourceRange(dre->getLAngleLoc(), dre->getRAngleLoc()));
             if (!t) {
@@ -95,21 +233,31 @@ bool readKernelName(const Source& src, const ASTContext& ctx, const detail::Laun
                 return false;
             }
             targs = src.slice(*t);
-        } else if (const FunctionDecl* fd = dyn_cast<FunctionDecl>(dre->getDecl());
-                   fd != nullptr && fd->getTemplateSpecializationArgs() != nullptr) {
-            // Deduced: write the arguments out, if every instantiation of the launch agrees.
+            for (const TemplateArgumentLoc& a : dre->template_arguments()) {
+                auto r = src.range(a.getSourceRange());
+                if (!r) {
+                    *why = "its template arguments are spelled in a macro";
+                    return false;
+                }
+                explicitArgs.push_back(src.slice(*r));
+            }
+        }
+        if (deduced != nullptr && (!dre->hasExplicitTemplateArgs() || partlyExplicit)) {
+            // Deduced: write the arguments out; in a host template, with its parameters.
             if (lf.dependent != nullptr) {
-                *why = "the kernel's template arguments are deduced in a host template";
-                return false;
+                targs = spellDeducedArgs(ctx, lf, explicitArgs, why);
+                return !targs.empty();
             }
             std::string printed;
             llvm::raw_string_ostream os(printed);
             os << "<";
-            bool firstArg = true;
-            for (const TemplateArgument& ta : fd->getTemplateSpecializationArgs()->asArray()) {
-                os << (firstArg ? "" : ", ");
-                ta.print(policyFor(ctx), os, true);
-                firstArg = false;
+            for (size_t j = 0; j < deduced->size(); ++j) {
+                os << (j == 0 ? "" : ", ");
+                if (j < explicitArgs.size()) {
+                    os << explicitArgs[j];
+                } else {
+                    deduced->get(j).print(policyFor(ctx), os, true);
+                }
             }
             os << ">";
             targs = os.str();
@@ -190,7 +338,7 @@ std::optional<std::string> Planner::launchText(const detail::LaunchFact& lf, con
         }
     }
     LaunchSpelling sp;
-    if (!readConfigAndArgs(src_, call, sp, why) ||
+    if (!readConfigAndArgs(src_, ctx_, call, sp, why) ||
         !readKernelName(src_, ctx_, lf, call, g != nullptr, sp, why)) {
         return std::nullopt;
     }
@@ -206,6 +354,10 @@ std::optional<std::string> Planner::launchText(const detail::LaunchFact& lf, con
         }
         for (const auto& a : args) {
             items.push_back(macroArg(a));
+        }
+        // The same values in every instantiation of the launch: not in a host template.
+        if (lf.dependent == nullptr && lf.resolved.size() <= 1) {
+            items.insert(items.end(), sp.defaults.begin(), sp.defaults.end());
         }
         unsigned ls = 0;
         const bool alone = src_.onlyBlanksBefore(*b, &ls);

@@ -152,6 +152,7 @@ void Planner::collectSites() {
                 ss.expr != nullptr ? detail::shapeOf(ctx_, ss.expr) : detail::SiteShape{};
             if (shape.base != nullptr) {
                 plan_.siteBases.insert(shape.base);
+                plan_.siteBaseLocations.insert(shape.base->getLocation().getRawEncoding());
             }
             if (plan_.siteById.count(ss.id) != 0) {
                 // The same written site in another instantiation or call path: the same edit.
@@ -364,7 +365,7 @@ void Planner::classifyUses() {
         const bool ok =
             aliasEdits(src_, a).has_value() && owner != nullptr && owner->getBody() != nullptr &&
             everyReference(owner->getBody(), a.var,
-                           [&](const DeclRefExpr* dre) { return plan_.siteBases.count(dre) != 0; });
+                           [&](const DeclRefExpr* dre) { return plan_.isSiteBase(dre); });
         if (ok) {
             plan_.aliasByParamRef[a.param] = &a;
         }
@@ -385,7 +386,7 @@ void Planner::classifyUses() {
         }
         ok = ok && everyReference(owner->getBody(), pv, [&](const DeclRefExpr* dre) {
                  auto at = src_.offset(dre->getBeginLoc());
-                 return dre == r.param || (plan_.siteBases.count(dre) != 0 && at && *at > *end);
+                 return dre == r.param || (plan_.isSiteBase(dre) && at && *at > *end);
              });
         if (ok) {
             plan_.rebaseByParamRef[r.param] = &r;
@@ -396,7 +397,7 @@ void Planner::classifyUses() {
         Use u;
         u.dre = dre;
         u.key = key;
-        if (plan_.siteBases.count(dre) != 0) {
+        if (plan_.isSiteBase(dre)) {
             u.kind = UseKind::SiteBase;
         } else if (plan_.aliasByParamRef.count(dre) != 0 ||
                    plan_.rebaseByParamRef.count(dre) != 0) {

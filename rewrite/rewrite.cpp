@@ -116,9 +116,36 @@ std::string Emitter::splitOutputs(const EditList& edits) {
                 ++io.launches;
             }
         }
+        noteDeclarationsIn(f, io);
         result_.included.push_back(std::move(io));
     }
     return error;
+}
+
+/// The rewritten kernels' prototypes and the helpers made templates that `f` holds (so that a
+/// header of prototypes or helpers is not reported as holding nothing).
+void Emitter::noteDeclarationsIn(const Source::File& f, IncludedOutput& io) const {
+    auto inFile = [&](SourceLocation at) {
+        auto off = src_.offset(src_.sm().getExpansionLoc(at));
+        return off && *off >= f.base && *off < f.base + f.size;
+    };
+    auto addOnce = [](std::vector<std::string>& v, const std::string& name) {
+        if (std::find(v.begin(), v.end(), name) == v.end()) {
+            v.push_back(name);
+        }
+    };
+    for (const KernelPlan& g : plan_.kernels) {
+        for (const FunctionDecl* proto : g.ok ? g.prototypes : std::vector<const FunctionDecl*>{}) {
+            if (inFile(proto->getLocation())) {
+                addOnce(io.prototypes, g.name);
+            }
+        }
+    }
+    for (const auto& [key, h] : plan_.helpers) {
+        if (h.active && inFile(key.fn->getLocation())) {
+            addOnce(io.helpers, key.fn->getQualifiedNameAsString());
+        }
+    }
 }
 
 /// The kernel's report, and the warnings for what of it stays as written.

@@ -93,6 +93,10 @@ struct IncludedOutput {
     bool rewritten = false; ///< the output differs from the original
     std::vector<std::string> kernels; ///< the rewritten kernels defined in it
     int launches = 0;                 ///< launches rewritten in it (runtime or macro)
+    /// Rewritten kernels declared in it without their definition (prototypes), and __device__
+    /// functions (members included) made templates over accessors in it.
+    std::vector<std::string> prototypes;
+    std::vector<std::string> helpers;
 };
 
 struct RewriteResult {

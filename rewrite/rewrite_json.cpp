@@ -38,11 +38,10 @@ nlohmann::json toJson(const RewriteResult& r, const std::string& outputPath,
         nlohmann::json included = nlohmann::json::array();
         for (size_t i = 0; i < r.included.size(); ++i) {
             const IncludedOutput& f = r.included[i];
-            nlohmann::json fj = {{"file", f.file},
-                                 {"relative", f.relative},
-                                 {"rewritten", f.rewritten},
-                                 {"kernels", f.kernels},
-                                 {"launches", f.launches}};
+            nlohmann::json fj = {{"file", f.file},           {"relative", f.relative},
+                                 {"rewritten", f.rewritten}, {"kernels", f.kernels},
+                                 {"launches", f.launches},   {"prototypes", f.prototypes},
+                                 {"helpers", f.helpers}};
             if (i < includedPaths.size()) {
                 fj["output"] = includedPaths[i];
             }

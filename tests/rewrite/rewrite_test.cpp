@@ -134,6 +134,36 @@ TEST(Rewrite, KernelsInIncludedFilesAreRewrittenIntoCopies) {
     fs::remove_all(dir);
 }
 
+// A header that holds only a kernel's prototype and a helper made a template is reported with
+// them, not as "0 kernels, 0 launches" alone.
+TEST(Rewrite, AHeaderOfPrototypesAndHelpersSaysWhatWasRewrittenInIt) {
+    if (!frontend::findCudaInstallation({}).ok()) {
+        GTEST_SKIP() << "no CUDA installation";
+    }
+    const fs::path dir = freshDir("protos_header");
+    const fs::path src = dir / "src";
+    writeText(src / "protos.h",
+              "#pragma once\n"
+              "__global__ void scaleAll(const float* in, float* out, int n);\n"
+              "template <class T> __device__ T twice(const T* p, int i) { return p[i] * T(2); }\n");
+    writeText(src / "main.cu", "#include \"protos.h\"\n"
+                               "__global__ void scaleAll(const float* in, float* out, int n) {\n"
+                               "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "    if (i < n) out[i] = twice(in, i);\n"
+                               "}\n"
+                               "void run(const float* a, float* b, int n) {\n"
+                               "    scaleAll<<<(n + 127) / 128, 128>>>(a, b, n);\n"
+                               "}\n");
+    const fs::path out = dir / "out";
+    auto r = runMemplace("rewrite '" + (src / "main.cu").string() + "' -o '" + out.string() + "'");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("rewritten: 0 kernels, 0 launches, the prototype of scaleAll, 1 helper "
+                         "made template over accessors (twice)"),
+              std::string::npos)
+        << r.out;
+    fs::remove_all(dir);
+}
+
 // Headers of the folder without anything to rewrite are not copied when no included file is
 // rewritten: two programs of one folder sharing a header are rewritten into one output folder,
 // one after the other, without --force (the demo's spmv.cu and particle_filter.cu).
@@ -388,9 +418,9 @@ void run(int n, const float* in, float* out) {
 }
 
 // A kernel defined in an `extern "C"` block (Rodinia's b+tree includes its kernel file in one)
-// crashed the rewriter (the block is a scope without a name). It stays as written, with the
-// reason: a template cannot have C linkage; the kernel beside it is rewritten.
-TEST(Rewrite, AKernelInAnExternCBlockStaysAsWritten) {
+// is rewritten inside an `extern "C++"` block (a template cannot have C linkage), its descriptor
+// with it; a kernel declared `extern "C"` on its own stays as written, with the reason.
+TEST(Rewrite, AKernelInAnExternCBlockIsRewrittenWithCxxLinkage) {
     const fs::path dir = freshDir("externc");
     const fs::path file = dir / "externc.cu";
     std::ofstream(file) << R"(#include <cuda_runtime.h>
@@ -400,13 +430,13 @@ __global__ void in_c(int n, const float* in, float* out) {
     if (i < n) out[i] = in[i];
 }
 }
-__global__ void in_cpp(int n, const float* in, float* out) {
+extern "C" __global__ void alone_c(int n, const float* in, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = 2.0f * in[i];
 }
 void run(int n, const float* in, float* out) {
     in_c<<<(n + 127) / 128, 128>>>(n, in, out);
-    in_cpp<<<(n + 127) / 128, 128>>>(n, in, out);
+    alone_c<<<(n + 127) / 128, 128>>>(n, in, out);
 }
 )";
     RewriteOptions o;
@@ -418,14 +448,215 @@ void run(int n, const float* in, float* out) {
         byName[k.name] = &k;
     }
     ASSERT_EQ(byName.count("in_c"), 1u);
-    ASSERT_EQ(byName.count("in_cpp"), 1u);
-    EXPECT_FALSE(byName["in_c"]->rewritten);
-    EXPECT_NE(byName["in_c"]->reason.find("extern \"C\""), std::string::npos)
-        << byName["in_c"]->reason;
-    EXPECT_TRUE(byName["in_cpp"]->rewritten);
-    EXPECT_NE(r->output.find("__global__ void in_c(int n, const float* in, float* out)"),
+    ASSERT_EQ(byName.count("alone_c"), 1u);
+    EXPECT_TRUE(byName["in_c"]->rewritten) << byName["in_c"]->reason;
+    const size_t open = r->output.find("extern \"C++\" {");
+    const size_t kernel = r->output.find("__global__ void in_c(MP_in in, MP_out out)");
+    const size_t descriptor = r->output.find("struct memplace_kernel_in_c {");
+    ASSERT_NE(open, std::string::npos) << r->output;
+    EXPECT_LT(open, r->output.find("template <class MP_in, class MP_out>"));
+    EXPECT_NE(r->output.find("__global__ void in_c(int n, MP_in in, MP_out out)"),
               std::string::npos)
-        << "in_c as written";
+        << r->output;
+    EXPECT_EQ(kernel, std::string::npos);
+    ASSERT_NE(descriptor, std::string::npos);
+    // The block closes after the descriptor, before the C block does.
+    const size_t descriptorEnd = r->output.find("};\n}\n", descriptor);
+    EXPECT_NE(descriptorEnd, std::string::npos) << r->output;
+    EXPECT_FALSE(byName["alone_c"]->rewritten);
+    EXPECT_NE(byName["alone_c"]->reason.find("extern \"C\" on its own"), std::string::npos)
+        << byName["alone_c"]->reason;
+    EXPECT_NE(r->output.find("extern \"C\" __global__ void alone_c(int n, const float* in, "
+                             "float* out)"),
+              std::string::npos)
+        << "alone_c as written";
+    bool located = false;
+    for (const auto& d : r->warnings.all()) {
+        located = located || (d.location.line == 8 && d.location.column > 0 &&
+                              d.message.find("alone_c") != std::string::npos);
+    }
+    EXPECT_TRUE(located) << r->warnings.format();
+    fs::remove_all(dir);
+}
+
+// A launch in a host function template that deduces the kernel's template arguments is
+// rewritten when each argument is one of the host template's parameters in every instantiation
+// (tests/frontend/kernels/host_template_launch.cu); when one is not (a container's value type),
+// the launch and the kernel stay as written, with a warning at the launch.
+TEST(Rewrite, ADeducedLaunchInAHostTemplateNeedsTheHostTemplatesParameters) {
+    const fs::path dir = freshDir("deduced");
+    const fs::path file = dir / "deduced.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+template <typename T>
+__global__ void fill(T* out, int n, T value) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value;
+}
+template <class Buffer>
+void fillAll(Buffer& b, typename Buffer::value_type v) {
+    fill<<<(b.n + 127) / 128, 128>>>(b.data, b.n, v);
+}
+struct IntBuffer {
+    using value_type = int;
+    int* data;
+    int n;
+};
+void run(IntBuffer& b) { fillAll(b, 7); }
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    EXPECT_FALSE(r->kernels[0].rewritten);
+    EXPECT_NE(r->kernels[0].reason.find("not one of the host template's parameters"),
+              std::string::npos)
+        << r->kernels[0].reason;
+    EXPECT_NE(r->output.find("fill<<<(b.n + 127) / 128, 128>>>(b.data, b.n, v);"),
+              std::string::npos);
+    bool atLaunch = false;
+    for (const auto& d : r->warnings.all()) {
+        atLaunch = atLaunch || (d.location.file.find("deduced.cu") != std::string::npos &&
+                                d.location.line == 9 && d.location.column == 5);
+    }
+    EXPECT_TRUE(atLaunch) << r->warnings.format();
+    fs::remove_all(dir);
+}
+
+// A local pointer into an array may be dereferenced (`*p`, `p->m`: derived_pointers.cu); one whose
+// element's address is taken (`&p->a`) keeps the array in global memory, with a warning there.
+TEST(Rewrite, TheAddressOfAnElementThroughALocalPointerKeepsItsArrayHome) {
+    const fs::path dir = freshDir("alias_address");
+    const fs::path file = dir / "alias_address.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+struct P { float a; float b; };
+__global__ void k(P* ps, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    P* p = ps + i;
+    float* q = &p->a;
+    if (i < n) { *q = 1.0f; out[i] = p->b; }
+}
+void run(P* ps, float* o, int n) { k<<<1, 32>>>(ps, o, n); }
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    ASSERT_EQ(r->kernels.size(), 1u);
+    for (const auto& a : r->kernels[0].arrays) {
+        EXPECT_EQ(a.accessor, a.name == "out") << a.name << ": " << a.reason;
+    }
+    bool atAddress = false;
+    for (const auto& d : r->warnings.all()) {
+        atAddress = atAddress || (d.location.line == 6 && d.location.column == 17 &&
+                                  d.message.find("address") != std::string::npos);
+    }
+    EXPECT_TRUE(atAddress) << r->warnings.format();
+    EXPECT_NE(r->output.find("P* p = ps + i;"), std::string::npos) << "the pointer as written";
+    fs::remove_all(dir);
+}
+
+// A member function handed an array becomes a member template (tests/frontend/kernels/
+// member_helpers.cu); a virtual one cannot be a template: the array stays a raw pointer, with
+// the reason.
+TEST(Rewrite, AVirtualMemberFunctionKeepsItsArrayARawPointer) {
+    const fs::path dir = freshDir("virtual_member");
+    const fs::path file = dir / "virtual_member.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+struct Reader {
+    __device__ virtual float at(const float* p, int i) { return p[i]; }
+    __device__ float plain(const float* p, int i) { return p[i]; }
+};
+__global__ void copyVirtual(int n, const float* in, float* out) {
+    Reader r;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = r.at(in, i);
+}
+__global__ void copyPlain(int n, const float* in, float* out) {
+    Reader r;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = r.plain(in, i);
+}
+void run(int n, const float* in, float* out) {
+    copyVirtual<<<(n + 127) / 128, 128>>>(n, in, out);
+    copyPlain<<<(n + 127) / 128, 128>>>(n, in, out);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    std::map<std::string, const KernelReport*> byName;
+    for (const auto& k : r->kernels) {
+        byName[k.name] = &k;
+    }
+    ASSERT_EQ(byName.count("copyVirtual"), 1u);
+    ASSERT_EQ(byName.count("copyPlain"), 1u);
+    for (const auto& a : byName["copyVirtual"]->arrays) {
+        if (a.name == "in") {
+            EXPECT_FALSE(a.accessor);
+            EXPECT_NE(a.reason.find("virtual"), std::string::npos) << a.reason;
+        }
+    }
+    for (const auto& a : byName["copyPlain"]->arrays) {
+        EXPECT_TRUE(a.accessor) << a.name << ": " << a.reason;
+    }
+    EXPECT_NE(r->output.find("__device__ virtual float at(const float* p, int i)"),
+              std::string::npos);
+    EXPECT_NE(r->output.find("template <class MP_p>"), std::string::npos) << r->output;
+    fs::remove_all(dir);
+}
+
+// MEMPLACE_LAUNCH takes the kernel's address, which has no default arguments: a launch that
+// leaves trailing arguments to their defaults gets their values written out when they are
+// constants of builtin types (exact: floating point in hexadecimal), so that the CPU emulation
+// layer, which calls the kernel through its address, gets every argument. Otherwise (a default
+// that names something) the launch stays as it is written, which nvcc still builds.
+TEST(Rewrite, MacroLaunchesWriteConstantDefaultArgumentsOut) {
+    const fs::path dir = freshDir("defaults");
+    const fs::path file = dir / "defaults.cu";
+    std::ofstream(file) << R"(#include <cuda_runtime.h>
+constexpr int kLimit = 9;
+__global__ void fill(float* out, int n, float v = 0.1f, unsigned cap = 7u, bool on = true) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (on && i < n && i < (int)cap) out[i] = v;
+}
+struct Box { int w; };
+__global__ void named(float* out, int n, int limit = kLimit, Box b = Box{2}) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && i < limit) out[i] = (float)b.w;
+}
+void run(float* out, int n) {
+    fill<<<1, 32>>>(out, n);
+    fill<<<1, 32>>>(out, n, 2.5f);
+    named<<<1, 32>>>(out, n);
+}
+)";
+    RewriteOptions o;
+    o.file = file.string();
+    o.launchesOnly = true;
+    auto r = rewriteFile(o);
+    ASSERT_TRUE(r) << r.message();
+    auto count = [&](const std::string& what) {
+        size_t n = 0;
+        for (size_t at = r->output.find(what); at != std::string::npos;
+             at = r->output.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    // (The launches are wrapped: each value is checked on its own.)
+    EXPECT_EQ(
+        count("MEMPLACE_LAUNCH(fill, 1, 32, 0, 0, out, n, static_cast<float>(0x1.99999ap-4),"), 1u)
+        << r->output;
+    EXPECT_EQ(count("MEMPLACE_LAUNCH(fill, 1, 32, 0, 0, out, n, 2.5f, "
+                    "static_cast<unsigned int>(7ULL),"),
+              1u)
+        << r->output;
+    EXPECT_EQ(count("static_cast<unsigned int>(7ULL)"), 2u) << r->output;
+    EXPECT_EQ(count("static_cast<bool>(true));"), 2u) << r->output;
+    EXPECT_NE(r->output.find("MEMPLACE_LAUNCH(named, 1, 32, 0, 0, out, n);"), std::string::npos)
+        << "a structure default is left to the kernel";
     fs::remove_all(dir);
 }
 
