@@ -267,12 +267,16 @@ def rewrite_program(coverage, memplace, src_copy, units, rewritten, logs):
     for unit in units:
         src = src_copy / unit["file"]
         args = [a.replace("{src}", str(src_copy)) for a in unit.get("args", [])]
-        report, err = coverage.rewrite_unit(memplace, src, rewritten, args, 600)
+        # A folder per unit: units that include one header rewrite it each their own way (only
+        # the helpers that unit uses, its own site numbers: dwt2d's io.h).
+        out = rewritten / unit["file"].replace("/", "__")
+        out.mkdir(parents=True, exist_ok=True)
+        report, err = coverage.rewrite_unit(memplace, src, out, args, 600)
         (logs / (unit["file"].replace("/", "__") + ".rewrite.log")).write_text(str(err))
         if report is None:
             failures.append({"stage": "rewrite", "unit": unit["file"], "why": str(err)[:200]})
             continue
-        done[unit["file"]] = rewritten / src.name
+        done[unit["file"]] = out / src.name
         summary.append({"unit": unit["file"], "kernels": [
             {"name": k["name"], "rewritten": bool(k.get("rewritten")),
              **({"reason": k["reason"]} if k.get("reason") else {})}
@@ -280,7 +284,7 @@ def rewrite_program(coverage, memplace, src_copy, units, rewritten, logs):
     return done, summary, failures
 
 
-def compile_jobs(spec, src_copy, rewritten_units, rewritten_dir, objs):
+def compile_jobs(spec, src_copy, rewritten_units, objs):
     """(variant, source, command) for every object: each source as written, and each rewritten
     unit again from its rewritten copy (the other sources' objects are shared)."""
     flags = [f.replace("{src}", str(src_copy)) for f in spec["flags"]]
@@ -290,7 +294,8 @@ def compile_jobs(spec, src_copy, rewritten_units, rewritten_dir, objs):
         base = ["-c", "-arch=sm_90", "-w", *flags, f"-I{src.parent}"]
         jobs.append(("original", i, base + ["-o", str(objs / f"{i}.original.o"), str(src)]))
         if rel in rewritten_units:
-            jobs.append(("memplace", i, base[:3] + ["-std=c++20", *flags, f"-I{rewritten_dir}",
+            jobs.append(("memplace", i, base[:3] + ["-std=c++20", *flags,
+                                                    f"-I{rewritten_units[rel].parent}",
                                                     f"-I{src.parent}", f"-I{ROOT}",
                                                     f"-I{ROOT / 'runtime' / 'include'}",
                                                     "-o", str(objs / f"{i}.memplace.o"),
@@ -335,7 +340,7 @@ def build_program(name, spec, suite, ctx):
     units = suite["programs"].get(name, [])
     rewritten_units, summary, failures = rewrite_program(
         ctx["coverage"], ctx["memplace"], ctx["src"], units, rewritten, logs)
-    jobs = compile_jobs(spec, ctx["src"], rewritten_units, rewritten, objs)
+    jobs = compile_jobs(spec, ctx["src"], rewritten_units, objs)
     with ThreadPoolExecutor(max_workers=ctx["jobs"]) as pool:
         errs = list(pool.map(lambda j: sh([ctx["nvcc"], *j[2]], logs / f"{j[1]}.{j[0]}.log"),
                              jobs))
