@@ -41,29 +41,6 @@ const FunctionDecl* inlinableBody(const CallExpr* call, const Locator& loc) {
     return def;
 }
 
-/// Whether `fn` or a helper it calls contains a barrier (a quick scan before any graph).
-bool containsBarrier(const Stmt* s, const Locator& loc, std::set<const FunctionDecl*>& seen) {
-    if (s == nullptr) {
-        return false;
-    }
-    if (const auto* call = dyn_cast<CallExpr>(s)) {
-        if (isBarrierName(calleeName(call))) {
-            return true;
-        }
-        const FunctionDecl* def = inlinableBody(call, loc);
-        if (def != nullptr && seen.insert(def).second &&
-            containsBarrier(def->getBody(), loc, seen)) {
-            return true;
-        }
-    }
-    for (const Stmt* child : s->children()) {
-        if (containsBarrier(child, loc, seen)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 struct Event {
     enum class Kind { Nop, Access, Barrier, Opaque };
     Kind kind = Kind::Nop;
@@ -84,6 +61,40 @@ struct BarrierCall {
     SourceLocation location;
     std::string function;
 };
+
+/// The barrier calls written in the kernel and the helpers it reaches, each once, in source
+/// order. Iterative: the code may be nested deeper than the stack allows recursion.
+std::vector<BarrierCall> barrierCalls(const FunctionDecl* kernel, const std::string& kernelName,
+                                      const Locator& loc) {
+    std::map<LocKey, BarrierCall> found;
+    std::set<const FunctionDecl*> seen{kernel};
+    std::vector<std::pair<const Stmt*, const FunctionDecl*>> work{{kernel->getBody(), kernel}};
+    while (!work.empty()) {
+        auto [s, fn] = work.back();
+        work.pop_back();
+        if (s == nullptr) {
+            continue;
+        }
+        if (const auto* call = dyn_cast<CallExpr>(s)) {
+            if (isBarrierName(calleeName(call))) {
+                LocKey key = locKey(loc.sm(), call->getBeginLoc());
+                found.emplace(key, BarrierCall{key, loc.location(call->getBeginLoc()),
+                                               fn == kernel ? kernelName : fn->getNameAsString()});
+            } else if (const FunctionDecl* def = inlinableBody(call, loc);
+                       def != nullptr && seen.insert(def).second) {
+                work.emplace_back(def->getBody(), def);
+            }
+        }
+        for (const Stmt* child : s->children()) {
+            work.emplace_back(child, fn);
+        }
+    }
+    std::vector<BarrierCall> out;
+    for (auto& [key, call] : found) {
+        out.push_back(std::move(call));
+    }
+    return out;
+}
 
 class EventGraph {
 public:
@@ -302,29 +313,36 @@ std::optional<int64_t> launchBoundsMaxThreads(const FunctionDecl* fn) {
 
 void analyzeBarriers(const RawKernel& raw, const std::map<LocKey, int>& siteIds, const Locator& loc,
                      ki::KernelInfo& k) {
-    std::set<const FunctionDecl*> seen{raw.fn};
-    if (!containsBarrier(raw.fn->getBody(), loc, seen)) {
+    const std::vector<BarrierCall> calls = barrierCalls(raw.fn, k.name, loc);
+    if (calls.empty()) {
         return;
     }
+    // Hidden accesses keep every barrier, and may be code too deep for a graph: none is built.
+    std::optional<std::string> hidden = ki::hiddenAccess(k);
     EventGraph graph(siteIds, loc, k);
-    graph.build(raw.fn);
+    if (!hidden) {
+        graph.build(raw.fn);
+    }
     // One verdict per barrier as written: a helper's barrier is removed from every call.
     std::map<LocKey, std::vector<int>> eventsOf;
-    std::map<LocKey, const BarrierCall*> callOf;
     for (size_t i = 0; i < graph.events.size(); ++i) {
         if (graph.events[i].kind == Event::Kind::Barrier) {
-            const BarrierCall& b = graph.barriers[graph.events[i].barrier];
-            eventsOf[b.key].push_back(static_cast<int>(i));
-            callOf.emplace(b.key, &b);
+            eventsOf[graph.barriers[graph.events[i].barrier].key].push_back(static_cast<int>(i));
         }
     }
-    for (const auto& [key, evs] : eventsOf) {
+    for (const BarrierCall& call : calls) {
         ki::BarrierInfo info;
-        info.location = callOf[key]->location;
-        info.function = callOf[key]->function;
-        ki::BarrierSides sides = graph.sides(evs);
-        if (!graph.failure.empty()) {
+        info.location = call.location;
+        info.function = call.function;
+        ki::BarrierSides sides;
+        if (hidden) {
+            sides.opaque = *hidden;
+        } else if (!graph.failure.empty()) {
             sides.opaque = graph.failure;
+        } else if (eventsOf.count(call.key) == 0) {
+            sides.opaque = "it is not on the kernel's control-flow graph";
+        } else {
+            sides = graph.sides(eventsOf[call.key]);
         }
         ki::judgeBarrier(k, sides, info);
         k.onchip.barriers.push_back(std::move(info));

@@ -303,8 +303,9 @@ bool mayShareMemory(const KernelInfo& k, const std::string& nameA, const std::st
     return true;
 }
 
-/// Why some access of the kernel is not among its sites, when one may not be.
-std::optional<std::string> unfollowedAccess(const KernelInfo& k) {
+} // namespace
+
+std::optional<std::string> hiddenAccess(const KernelInfo& k) {
     if (const Hazard* h = hidingHazard(k, "")) {
         return fmt::format("'{}' is used where the analysis does not follow it ({}: {})", h->array,
                            formatLocation(h->location), h->message);
@@ -316,6 +317,8 @@ std::optional<std::string> unfollowedAccess(const KernelInfo& k) {
     }
     return std::nullopt;
 }
+
+namespace {
 
 /// The first pair of accesses on the two sides that may be a cross-thread dependence.
 std::optional<std::string> crossingDependence(const KernelInfo& k, const BarrierSides& sides) {
@@ -359,7 +362,7 @@ void judgeBarrier(const KernelInfo& k, const BarrierSides& sides, BarrierInfo& o
         out.reason = sides.opaque;
         return;
     }
-    if (auto why = unfollowedAccess(k)) {
+    if (auto why = hiddenAccess(k)) {
         out.reason = *why;
         return;
     }

@@ -101,6 +101,9 @@ struct BarrierSides {
     std::vector<SiteId> before, after;
     std::string opaque; ///< non-empty: something there the analysis cannot see into (what)
 };
+/// Why some access of the kernel may not be among its sites (a hazard that hides accesses of an
+/// array, an untracked access, an access through an unknown pointer); nullopt when none.
+std::optional<std::string> hiddenAccess(const KernelInfo& k);
 /// The verdict on one barrier: `needed` and `reason` of a BarrierInfo.
 void judgeBarrier(const KernelInfo& k, const BarrierSides& sides, BarrierInfo& out);
 
