@@ -16,6 +16,9 @@ namespace memplace::kernelinfo {
 namespace {
 
 constexpr std::array<const char*, 3> kDimName = {"x", "y", "z"};
+/// Pairs of accesses compared at most for one array or one barrier (each pair enumerates up to
+/// a few hundred thousand thread offsets); beyond, the answer is the conservative one.
+constexpr size_t kMaxPairs = 20000;
 
 int threadDim(const std::string& var) {
     for (int d = 0; d < 3; ++d) {
@@ -111,14 +114,15 @@ std::optional<std::array<int64_t, 3>> collidingOffset(const std::array<int64_t, 
             return delta;
         }
     }
-    auto range = [&](int i) { return c[i] == 0 ? int64_t{0} : b.max[i] - 1; };
-    for (int64_t dx = -range(0); dx <= range(0); ++dx) {
-        int64_t ax = std::abs(dx) + 1;
-        for (int64_t dy = -range(1); dy <= range(1) && ax * (std::abs(dy) + 1) <= b.maxThreads;
-             ++dy) {
-            int64_t axy = ax * (std::abs(dy) + 1);
-            for (int64_t dz = -range(2); dz <= range(2) && axy * (std::abs(dz) + 1) <= b.maxThreads;
-                 ++dz) {
+    // |δx|+1, |δy|+1, |δz|+1 are at most the block's sizes, whose product is at most maxThreads.
+    auto limit = [&](int i, int64_t used) {
+        return c[i] == 0 ? int64_t{0} : std::min(b.max[i], b.maxThreads / used) - 1;
+    };
+    for (int64_t dx = -limit(0, 1); dx <= limit(0, 1); ++dx) {
+        const int64_t ax = std::abs(dx) + 1;
+        for (int64_t dy = -limit(1, ax); dy <= limit(1, ax); ++dy) {
+            const int64_t axy = ax * (std::abs(dy) + 1);
+            for (int64_t dz = -limit(2, axy); dz <= limit(2, axy); ++dz) {
                 if ((dx != 0 || dy != 0 || dz != 0) && collides(c, {dx, dy, dz}, d, g)) {
                     return std::array<int64_t, 3>{dx, dy, dz};
                 }
@@ -214,7 +218,12 @@ const Hazard* hidingHazard(const KernelInfo& k, const std::string& array) {
 
 BlockBounds blockBounds(const KernelInfo& k) {
     BlockBounds b;
-    if (k.blockDim) {
+    // A launch CUDA would refuse says nothing: the hardware's bounds stand.
+    const bool valid = k.blockDim && (*k.blockDim)[0] >= 1 && (*k.blockDim)[1] >= 1 &&
+                       (*k.blockDim)[2] >= 1 && (*k.blockDim)[0] <= 1024 &&
+                       (*k.blockDim)[1] <= 1024 && (*k.blockDim)[2] <= 64 &&
+                       (*k.blockDim)[0] * (*k.blockDim)[1] * (*k.blockDim)[2] <= 1024;
+    if (valid) {
         b.max = *k.blockDim;
         b.exact = true;
         b.maxThreads = b.max[0] * b.max[1] * b.max[2];
@@ -229,10 +238,8 @@ BlockBounds blockBounds(const KernelInfo& k) {
     return b;
 }
 
-bool mayTouchSameElement(const KernelInfo& k, const std::string& array, const Site& a,
-                         const Site& b, const BlockBounds& bounds, std::string& why) {
-    (void)k;
-    (void)array;
+bool mayTouchSameElement(const Site& a, const Site& b, const BlockBounds& bounds,
+                         std::string& why) {
     auto sa = splitIndex(a, bounds, why);
     auto sb = sa ? splitIndex(b, bounds, why) : std::nullopt;
     if (!sa || !sb) {
@@ -327,6 +334,10 @@ std::optional<std::string> crossingDependence(const KernelInfo& k, const Barrier
         byId[s.id] = &s;
     }
     const BlockBounds bounds = blockBounds(k);
+    if (sides.before.size() * sides.after.size() > kMaxPairs) {
+        return fmt::format("{} accesses before it and {} after it are too many to compare",
+                           sides.before.size(), sides.after.size());
+    }
     for (SiteId ia : sides.before) {
         for (SiteId ib : sides.after) {
             const Site* a = byId.count(ia) != 0 ? byId[ia] : nullptr;
@@ -340,7 +351,7 @@ std::optional<std::string> crossingDependence(const KernelInfo& k, const Barrier
             for (const auto& arrA : arraysOf(*a)) {
                 for (const auto& arrB : arraysOf(*b)) {
                     std::string why;
-                    bool dep = arrA == arrB ? mayTouchSameElement(k, arrA, *a, *b, bounds, why)
+                    bool dep = arrA == arrB ? mayTouchSameElement(*a, *b, bounds, why)
                                             : mayShareMemory(k, arrA, arrB, why);
                     if (dep) {
                         return fmt::format("{} ({}) before it and {} ({}) after it: {}",
@@ -470,9 +481,13 @@ bool decidePrivacy(const KernelInfo& k, const ArrayInfo& a, const std::vector<co
         why = "it is never accessed";
         return false;
     }
+    if (sites.size() * sites.size() > 2 * kMaxPairs) {
+        why = fmt::format("its {} accesses are too many to compare", sites.size());
+        return false;
+    }
     for (size_t i = 0; i < sites.size(); ++i) {
         for (size_t j = i; j < sites.size(); ++j) {
-            if (mayTouchSameElement(k, a.name, *sites[i], *sites[j], bounds, why)) {
+            if (mayTouchSameElement(*sites[i], *sites[j], bounds, why)) {
                 why = fmt::format("{}{}: {}", siteText(*sites[i]),
                                   i == j ? " in two threads" : " and " + siteText(*sites[j]), why);
                 return false;

@@ -91,10 +91,9 @@ struct BlockBounds {
 BlockBounds blockBounds(const KernelInfo& k);
 
 /// Whether access `a` by one thread and access `b` by another thread of the same block may touch
-/// the same element of `array` (both access it), over any loop iterations. False only when
-/// proven; `why` says what was found either way.
-bool mayTouchSameElement(const KernelInfo& k, const std::string& array, const Site& a,
-                         const Site& b, const BlockBounds& bounds, std::string& why);
+/// the same element of an array both access, over any loop iterations. False only when proven;
+/// `why` says what was found either way.
+bool mayTouchSameElement(const Site& a, const Site& b, const BlockBounds& bounds, std::string& why);
 
 /// The accesses that may run on each side of one barrier with no other barrier between them.
 struct BarrierSides {

@@ -198,6 +198,27 @@ TEST(OnChipPrivacy, TwoDimensionalTilesAndSymbolicStrides) {
     EXPECT_TRUE(factsOf(launched).threadPrivate) << factsOf(launched).privacy;
 }
 
+TEST(OnChipPrivacy, UnknownBlocksAreSearchedOverEveryShape) {
+    // tx + 16*ty + 256*tz: private for a 16 x 16 x 4 block, but a block may be 32 wide, where
+    // thread (16, 0, 0) meets thread (0, 1, 0).
+    std::vector<Site> sites = {
+        site(0, "s", AccessMode::Write,
+             {term("threadIdx.x", 1), term("threadIdx.y", 16), term("threadIdx.z", 256)})};
+    KernelInfo unknown = kernelWith(sites, std::nullopt);
+    EXPECT_FALSE(factsOf(unknown).threadPrivate) << factsOf(unknown).privacy;
+    KernelInfo known = kernelWith(sites, std::array<int64_t, 3>{16, 16, 4});
+    EXPECT_TRUE(factsOf(known).threadPrivate) << factsOf(known).privacy;
+}
+
+TEST(OnChipPrivacy, InvalidLaunchesFallBackToTheHardwareBounds) {
+    KernelInfo k = kernelWith({site(0, "s", AccessMode::Write, {term("threadIdx.x", 1)})},
+                              std::array<int64_t, 3>{1 << 20, 1 << 20, 1 << 20});
+    EXPECT_FALSE(blockBounds(k).exact);
+    EXPECT_FALSE(factsOf(k).threadPrivate);
+    k.blockDim = std::array<int64_t, 3>{0, 1, 1};
+    EXPECT_FALSE(blockBounds(k).exact);
+}
+
 TEST(OnChipCounts, UnknownTripCountsWeighFourAndAreMarked) {
     KernelInfo k =
         kernelWith({site(0, "s", AccessMode::ReadWrite, {term("threadIdx.x", 1)}, 0, {0, 1})},
