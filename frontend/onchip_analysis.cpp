@@ -199,6 +199,13 @@ std::pair<int, int> EventGraph::buildFunction(const FunctionDecl* fn, bool isKer
 }
 
 int EventGraph::appendStmt(const Stmt* s, int cur, const FunctionDecl* fn, bool isKernel) {
+    if (isa<AsmStmt>(s)) {
+        // It may synchronise (bar.sync) or access memory through addresses the walker never saw.
+        Event opaque = eventOf(Event::Kind::Opaque);
+        opaque.what = fmt::format("inline assembly at {}",
+                                  ki::formatLocation(loc_.location(s->getBeginLoc())));
+        return chain(cur, std::move(opaque));
+    }
     const auto* e = dyn_cast<Expr>(s);
     if (e == nullptr) {
         return cur;

@@ -1,7 +1,7 @@
 // Barriers and control flow: a loop whose `continue` skips the last barrier (that barrier orders
 // only a thread's own element, the other two order the neighbour's), a barrier with nothing
 // after it, a call whose body is not visible beside a barrier, and slots strided by 32 with only
-// `__launch_bounds__(32)` to bound the block (its shape stays unknown).
+// `__launch_bounds__(32)` to bound the block (its shape stays unknown); inline assembly.
 #include <cuda_runtime.h>
 
 #define W 32
@@ -53,6 +53,16 @@ __global__ void __launch_bounds__(W) boundedSlots(float* data) {
     }
 }
 
+// Inline assembly beside a barrier: it could synchronise or touch memory; the barrier stays.
+__global__ void withAsm(const float* __restrict__ in, float* __restrict__ out) {
+    __shared__ float s[W];
+    unsigned lane = 0;
+    s[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    out[threadIdx.x] = s[threadIdx.x] + lane;
+}
+
 int main() {
     float* a = nullptr;
     float* b = nullptr;
@@ -61,6 +71,7 @@ int main() {
     skipping<<<1, W>>>(a, b, 8, 3);
     tail<<<8, W>>>(a, b);
     opaque<<<8, W>>>(a, b);
+    withAsm<<<1, W>>>(a, b);
     cudaDeviceSynchronize();
     return 0;
 }
