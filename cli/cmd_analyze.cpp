@@ -231,6 +231,48 @@ std::string humanFindings(const ki::KernelInfo& k, const std::string& file) {
     return out;
 }
 
+/// The on-chip facts (kernelinfo/onchip.h, docs/onchip.md), when there are any.
+std::string humanOnChip(const ki::KernelInfo& k, const std::string& file) {
+    const ki::OnChipFacts& f = k.onchip;
+    std::string out;
+    if (!f.shared.empty()) {
+        out += fmt::format("\n  shared arrays ({})\n", f.shared.size());
+        Table t({"array", "private", "indices", "reads", "writes", "candidate"});
+        for (const auto& s : f.shared) {
+            std::string weight = s.estimated ? "~" : "";
+            t.add({s.array, s.threadPrivate ? "yes" : "no",
+                   s.constantIndices ? "constant" : "dynamic", weight + std::to_string(s.reads),
+                   weight + std::to_string(s.writes),
+                   !s.threadPrivate    ? "global (P2)"
+                   : s.constantIndices ? "registers (P1)"
+                                       : "local (P2)"});
+        }
+        out += indent(t.format());
+        for (const auto& s : f.shared) {
+            out += fmt::format("    {}: {}\n", s.array, s.privacy);
+            if (!s.indexReason.empty()) {
+                out += fmt::format("    {}: {}\n", s.array, s.indexReason);
+            }
+        }
+    }
+    if (!f.barriers.empty()) {
+        out += fmt::format("\n  barriers ({})\n", f.barriers.size());
+        for (const auto& b : f.barriers) {
+            out += fmt::format("    {}{} {}: {}\n", ki::formatLocation(b.location, file),
+                               b.function == k.name ? "" : " in " + b.function,
+                               b.needed ? "needed" : "not needed", b.reason);
+        }
+    }
+    if (!f.invariantLoads.empty()) {
+        out += fmt::format("\n  loads the same for threads along a dimension ({})\n",
+                           f.invariantLoads.size());
+        for (const auto& l : f.invariantLoads) {
+            out += fmt::format("    site {} {}: {}\n", l.site, l.array, l.dims);
+        }
+    }
+    return out;
+}
+
 std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
     std::string out = fmt::format("kernel {} ({}:{}:{})\n", k.instantiation,
                                   k.location.file.empty() ? file : k.location.file, k.location.line,
@@ -253,6 +295,7 @@ std::string humanKernel(const ki::KernelInfo& k, const std::string& file) {
     out += humanLoops(k, file);
     out += humanLaunches(k, file);
     out += humanFindings(k, file);
+    out += humanOnChip(k, file);
     return out;
 }
 

@@ -4,6 +4,7 @@
 // extents, aliasing, 2-D use, feasibility and warnings.
 #include "common/file_io.h"
 #include "frontend/analysis_internal.h"
+#include "frontend/onchip_analysis.h"
 #include "frontend/source_prep.h"
 #include "kernelinfo/feasibility.h"
 
@@ -342,6 +343,7 @@ void AnalysisBuilder::reportKernels(Analysis& analysis, std::vector<detail::RawK
         ki::KernelInfo k;
         KernelSource ks;
         detail::reportKernel(raws[i], siteIds, host, loc, k, ks);
+        detail::analyzeOnChip(raws[i], siteIds, loc, k);
         std::vector<detail::RawHazard> hazards = raws[i].hazards;
         std::sort(hazards.begin(), hazards.end(), [](const auto& a, const auto& b) {
             const auto& la = a.hazard.location;

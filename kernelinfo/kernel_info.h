@@ -18,6 +18,7 @@
 #include "common/access_mode.h"
 #include "common/diagnostics.h"
 #include "common/place.h"
+#include "kernelinfo/onchip.h"
 #include "kernelinfo/poly.h"
 
 #include <array>
@@ -280,6 +281,8 @@ struct KernelInfo {
     /// array may (shared staging would hide its writes).
     std::vector<std::string> unknownWrites;
     std::vector<std::string> unknownReads;
+    /// Shared arrays' privacy, indices and counts; barriers; thread-invariant loads (onchip.h).
+    OnChipFacts onchip;
 
     const ArrayInfo* findArray(std::string_view name) const;
     ArrayInfo* findArray(std::string_view name);

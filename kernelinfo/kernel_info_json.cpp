@@ -1,6 +1,7 @@
 #include "kernelinfo/kernel_info_json.h"
 
 #include "common/json.h"
+#include "kernelinfo/onchip_json.h"
 
 #include <fmt/format.h>
 
@@ -429,6 +430,9 @@ KernelInfo readKernel(const Reader& r, const std::string& mainFile) {
     if (r.has("unknown_reads")) {
         k.unknownReads = readStrings(r.at("unknown_reads"));
     }
+    if (r.has("onchip")) {
+        k.onchip = onChipFromJson(r.at("onchip").raw(), k.name);
+    }
     return k;
 }
 
@@ -649,6 +653,9 @@ ojson toJson(const KernelInfo& k, const std::string& mainFile) {
     }
     if (!k.unknownReads.empty()) {
         j["unknown_reads"] = k.unknownReads;
+    }
+    if (!k.onchip.empty()) {
+        j["onchip"] = onChipJson(k.onchip, k.name, mainFile);
     }
     return j;
 }

@@ -44,7 +44,8 @@
 //     "globals"?: [{"name": "ns::g", "managed"?: true, "written": true, "sized"?: false,
 //                   "line": 8, "column": 5, "how": "'g[i]' is written"}],
 //     "unknown_writes"?: ["12:7: 'p->x' is written through a pointer read from memory"],
-//     "unknown_reads"?: ["..."]}],
+//     "unknown_reads"?: ["..."],
+//     "onchip"?: {...} (shared arrays, barriers, thread-invariant loads: onchip_json.h)}],
 //  "allocations": [{"variable": "d_a", "call": "cudaMalloc", "line": 20, "column": 5,
 //                   "function": "main", "bytes_text": "n * sizeof(float)", "bytes": 4096}],
 //  "warnings": ["k.cu:9:3: warning: ..."]}
