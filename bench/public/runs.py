@@ -243,9 +243,100 @@ def generate_bfs(folder, nodes, degree, seed=29):
     (folder / "graph.txt").write_text("".join(out))
 
 
+HURRICANE_NAMES = ["ALBERTO", "BERYL", "CHRIS", "DEBBY", "ERNESTO", "FLORENCE", "GORDON",
+                   "HELENE", "ISAAC", "JOYCE", "KIRK", "LESLIE", "MICHAEL", "NADINE", "OSCAR",
+                   "PATTY", "RAFAEL", "SANDY", "TONY", "VALERIE", "WILLIAM"]
+NN_DBNAME_MAX = 63  # nn's loadData reads each listed name with fscanf("%s") into char[64]
+NN_LIST_MAX = 99  # and strncpy's its first argument, the list's name, into char[100]
+
+
+def generate_nn(folder, records, files, seed=29):
+    """nn's inputs: `files` record files of hurricane_gen's 48-character lines (year, month,
+    day, hour, number, name, latitude at column 28, longitude at 33, speed, pressure) and
+    list.txt naming them. The names are absolute (nn opens them from its working folder), and
+    nn reads each into char[64]: a longer name is refused here rather than overflow there
+    (the default scratch folder, /tmp/memplace-runs-XXXXXXXX, leaves 12 characters spare)."""
+    rng = random.Random(seed)
+    folder = Path(folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [folder / f"c{j}.db" for j in range(files)]
+    too_long = [str(n) for n in names if len(str(n)) > NN_DBNAME_MAX or " " in str(n)]
+    if too_long or len(str(folder / "list.txt")) > NN_LIST_MAX:
+        raise ValueError(f"nn inputs under {folder}: a name over {NN_DBNAME_MAX} characters "
+                         f"(list.txt's: {NN_LIST_MAX}) or with a space (nn reads them into "
+                         "char[64] with %s, and its argument into char[100]): use a shorter "
+                         "--scratch")
+    # hurricane_gen's fields as it prints them ("%4d %2d %2d %2d %2d %-9s %5.1f %5.1f %4d %4d"),
+    # each column drawn from its printed values (a million records in about a second):
+    # latitudes 7.0-69.9 and longitudes 0.0-357.9 in tenths of a degree.
+    columns = [[f"{v:4d} " for v in range(1950, 2005)], [f"{v:2d} " for v in range(1, 13)],
+               [f"{v:2d} " for v in range(1, 29)], [f"{v:2d} " for v in (0, 6, 12, 18)],
+               [f"{v:2d} " for v in range(1, 29)], [f"{v:<9s} " for v in HURRICANE_NAMES],
+               [f"{v / 10:5.1f} " for v in range(70, 700)],
+               [f"{v / 10:5.1f} " for v in range(3580)],
+               [f"{v:4d} " for v in range(10, 165)], [f"{v:4d}\n" for v in range(900)]]
+    for j, name in enumerate(names):
+        n = records // files + (j < records % files)
+        drawn = [rng.choices(values, k=n) for values in columns]
+        name.write_text("".join(map("".join, zip(*drawn))))
+    (folder / "list.txt").write_text("".join(f"{n}\n" for n in names))
+
+
+def generate_btree(folder, keys, range_queries, key_queries, seed=29):
+    """b+tree's inputs: input.txt (the key count, then the odd numbers below 2*keys in a random
+    order, one a line; its queries draw keys of [0, keys]: half miss) and command.txt: a range-query
+    command `j` and a key-query command `k`, then a NUL. b+tree reads `j N M` as count N and
+    range size N (its pointer stays on the space before M), so M is written as N; it reads the
+    command file into a buffer of the file's size and walks it as a C string, so the NUL ends
+    it (past the buffer, a stray letter would be a command that reads stdin)."""
+    if key_queries > 65535:
+        raise ValueError("b+tree: k takes at most 65535 queries (one block each)")
+    if range_queries > keys:
+        raise ValueError("b+tree: j's range size (its count) must be at most the key count")
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    values = list(range(1, 2 * keys, 2))
+    rng.shuffle(values)
+    (folder / "input.txt").write_text(f"{keys}\n" + "\n".join(map(str, values)) + "\n")
+    (folder / "command.txt").write_bytes(
+        f"j {range_queries} {range_queries}\nk {key_queries}\n\0".encode())
+
+
+def generate_dwt2d(folder, width, height, seed=29):
+    """dwt2d's image.bmp: a 24-bit BMP (a 54-byte header, rows bottom-up, each padded to 4
+    bytes) of a colour gradient with noise. dwt2d reads the file's first width*height*3 bytes
+    as the RGB samples, header included: the file is that long or longer."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    row_bytes = (3 * width + 3) // 4 * 4
+    # Without a loop over bytes: a row of x gradients (0-111) shifted by the row's y gradient
+    # (0-111, bytes.translate) plus noise (0-31) as one big-integer sum, carry-free (<= 254).
+    step = 111 / max(width - 1, 1)
+    xs = bytes(v for x in range(width)
+               for v in (round(x * step), 111 - round(x * step), (x * 37) % 112))
+    low5 = bytes(i & 31 for i in range(256))
+    pixels = bytearray()
+    for y in range(height):
+        shift = round(y * 111 / max(height - 1, 1))
+        base = xs.translate(bytes((i + shift) & 255 for i in range(256)))
+        noise = rng.randbytes(3 * width).translate(low5)
+        row = int.from_bytes(base, "little") + int.from_bytes(noise, "little")
+        pixels += row.to_bytes(3 * width, "little") + bytes(row_bytes - 3 * width)
+    header = b"BM" + (54 + len(pixels)).to_bytes(4, "little") + bytes(4) + \
+        (54).to_bytes(4, "little") + (40).to_bytes(4, "little") + \
+        width.to_bytes(4, "little") + height.to_bytes(4, "little") + \
+        (1).to_bytes(2, "little") + (24).to_bytes(2, "little") + bytes(4) + \
+        len(pixels).to_bytes(4, "little") + (2835).to_bytes(4, "little") * 2 + bytes(8)
+    (folder / "image.bmp").write_bytes(header + pixels)
+
+
 GENERATORS = {
     "hotspot": lambda folder, g: generate_hotspot(folder, g["size"]),
     "bfs": lambda folder, g: generate_bfs(folder, g["nodes"], g["degree"]),
+    "nn": lambda folder, g: generate_nn(folder, g["records"], g["files"]),
+    "b+tree": lambda folder, g: generate_btree(folder, g["keys"], g["range_queries"],
+                                               g["key_queries"]),
+    "dwt2d": lambda folder, g: generate_dwt2d(folder, g["width"], g["height"]),
 }
 
 

@@ -104,6 +104,25 @@ PRINTED = {
                      "Start computing the transient temperature", "Ending simulation"]),
     "bfs": ([], ["Reading File", "Read File", "Copied Everything to GPU memory",
                  "Kernel Executed 12 times", "Result stored in result.txt"]),
+    "nn": ([], ["1980  6 27  0  7 GORDON     68.0   5.4   87  816 --> Distance=12.345678"]),
+    "b+tree": (["Tree transformation took 0.200302",
+                " 0.000123456789 s,  1.234567890123 % : GPU: SET DEVICE / DRIVER INIT",
+                "0.000002000000 s, 0.5 % : GPU MEM: FRE", "0.012345678901 s"],
+               ["WG size of kernel 1 & 2  = 256 ", "Selecting device 0",
+                "Input File: /tmp/i/input.txt ", "Command Buffer: ", "j 6000 6000", "k 10000",
+                "Transforming data to a GPU suitable structure...", "> ",
+                "******command: j count=6000, rSize=6000 ",
+                "knodes_elem=3078, knodes_unit_mem=2068, knodes_mem=6365304",
+                "# of blocks = 6000, # of threads/block = 256 (ensure that device can handle)",
+                "Time spent in different stages of GPU_CUDA KERNEL:", "Total time:",
+                "> > > > > > > > > > > > ", " ******command: k count=10000 ",
+                "records_elem=524288, records_unit_mem=4, records_mem=2097152"]),
+    "dwt2d": ([], ["Using device 0: NVIDIA H100 80GB HBM3", "Source file:\t\t/tmp/i/image.bmp",
+                   " Dimensions:\t\t1024x1024", " 9/7 transform:\t\t0",
+                   "Loading ipnput: /tmp/i/image.bmp", "precteno 3145728, inputsize 3145728",
+                   "*** 3 stages of 2D forward DWT:", " sliding steps = 9 , gx = 6 , gy = 1 ",
+                   "fdwt53Kernel in launchFDWT53Kernel has finished",
+                   "Writing to out.r (1024 x 1024)"]),
 }
 
 
@@ -192,6 +211,79 @@ class Inputs(unittest.TestCase):
             self.assertEqual(edges, start)
             self.assertEqual(len(rest[2:]), 2 * edges)
             self.assertTrue(all(0 <= v < nodes for v in rest[2::2]))
+
+    def test_nn_records_are_hurricane_gen_lines_at_nns_columns(self):
+        with tempfile.TemporaryDirectory() as d:
+            R.generate_nn(Path(d), 103, 4)
+            names = (Path(d) / "list.txt").read_text().splitlines()
+            self.assertEqual(len(names), 4)
+            lines = []
+            for name in names:
+                self.assertTrue(Path(name).is_absolute() and Path(name).is_file(), name)
+                self.assertLessEqual(len(name), R.NN_DBNAME_MAX)
+                lines += Path(name).read_text().splitlines(keepends=True)
+            self.assertEqual(len(lines), 103)
+            for line in lines:
+                # nn: fgets of 48 characters, then the newline; latitude and longitude are
+                # the 5 characters at 28 and at 33 (atof)
+                self.assertEqual((len(line), line[-1]), (49, "\n"), line)
+                self.assertTrue(7 <= float(line[28:33]) < 70, line)
+                self.assertTrue(0 <= float(line[33:38]) < 358, line)
+                self.assertIn(line[17:26].strip(), R.HURRICANE_NAMES)
+            before = Path(names[0]).read_bytes()
+            R.generate_nn(Path(d), 103, 4)
+            self.assertEqual(Path(names[0]).read_bytes(), before)  # the same every time
+            deep = Path(d) / ("x" * 64)
+            with self.assertRaisesRegex(ValueError, "char\\[64\\]"):
+                R.generate_nn(deep, 10, 1)
+
+    def test_btree_keys_and_commands(self):
+        with tempfile.TemporaryDirectory() as d:
+            R.generate_btree(Path(d), 1000, 100, 300)
+            words = [int(w) for w in (Path(d) / "input.txt").read_text().split()]
+            self.assertEqual(words[0], 1000)
+            self.assertEqual(sorted(words[1:]), list(range(1, 2000, 2)))
+            self.assertNotEqual(words[1:], sorted(words[1:]))
+            command = (Path(d) / "command.txt").read_bytes()
+            # count twice (b+tree reads j's count as its range size too), and the NUL that ends
+            # the buffer b+tree walks as a string; no other letter: each is a command
+            self.assertEqual(command, b"j 100 100\nk 300\n\0")
+            with self.assertRaisesRegex(ValueError, "65535"):
+                R.generate_btree(Path(d), 100000, 10, 65536)
+            with self.assertRaisesRegex(ValueError, "range size"):
+                R.generate_btree(Path(d), 100, 101, 10)
+
+    def test_dwt2d_image_is_a_bmp_at_least_the_samples_long(self):
+        with tempfile.TemporaryDirectory() as d:
+            R.generate_dwt2d(Path(d), 30, 8)
+            data = (Path(d) / "image.bmp").read_bytes()
+            word = lambda at, n=4: int.from_bytes(data[at:at + n], "little")
+            self.assertEqual(data[:2], b"BM")
+            self.assertEqual((word(2), word(10), word(14)), (len(data), 54, 40))
+            self.assertEqual((word(18), word(22), word(26, 2), word(28, 2)), (30, 8, 1, 24))
+            self.assertEqual(len(data), 54 + 8 * 92)  # rows of 90 bytes padded to 92
+            self.assertGreaterEqual(len(data), 30 * 8 * 3)  # dwt2d reads w*h*3 bytes
+            self.assertGreater(len(set(data[54:])), 50)  # a picture, not a constant
+            R.generate_dwt2d(Path(d), 30, 8)
+            self.assertEqual((Path(d) / "image.bmp").read_bytes(), data)
+
+    def test_every_generated_input_of_programs_json_generates(self):
+        # programs.json's generate entries, their sizes cut to 64: the names match the
+        # generators' parameters.
+        runs = json.loads((RUNS.parent / "programs.json").read_text())["rodinia"]["runs"]
+        for program, spec in runs.items():
+            for inp in spec["inputs"]:
+                if "generate" not in inp:
+                    continue
+                with self.subTest(program=program, input=inp["name"]), \
+                        tempfile.TemporaryDirectory() as d:
+                    small = {k: min(v, 64) if isinstance(v, int) else v
+                             for k, v in inp["generate"].items()}
+                    R.GENERATORS[small["kind"]](Path(d), small)
+                    self.assertTrue(any(Path(d).iterdir()))
+                    inputs = [a.replace("{inputs}/", "") for a in inp["argv"]
+                              if a.startswith("{inputs}/")]
+                    self.assertTrue(all((Path(d) / a).is_file() for a in inputs), inputs)
 
 
 class Plan(unittest.TestCase):
