@@ -52,7 +52,8 @@ def defined_kernels(root, seen=None):
 
 
 def apply_ports(folder, ports):
-    """Applies the textual ports (CUDA 13 removals) to every source file under folder."""
+    """Applies the textual ports to every source file under folder: what CUDA 13 removed, and
+    dwt2d's fixed image folder (it reads ../../data/dwt2d/NAME; runs.py gives it a path)."""
     changed = []
     for path in sorted(folder.rglob("*")):
         if path.suffix not in (".cu", ".cuh", ".h", ".c", ".cpp") or not path.is_file():
