@@ -109,3 +109,22 @@ function(memplace_fuzzer name)
     set_tests_properties(${name} PROPERTIES LABELS "fuzz;slow" FIXTURES_REQUIRED ${name}_binary)
   endif()
 endfunction()
+
+# memplace_test_environment()
+#   Every test of this directory and those below runs without the user's decision cache (on by
+#   default in ~/.cache: a test would find what an earlier run decided) and with its caches and
+#   configuration under test-home/ here, never in $HOME. ctest includes the file before it runs
+#   any test and the tests inherit its environment; the folder is found when ctest reads it, so
+#   a build carried elsewhere (the GPU suite) keeps it. Tests of the
+#   cache name their own folders (MEMPLACE_CACHE=<dir>).
+function(memplace_test_environment)
+  set(file ${CMAKE_CURRENT_BINARY_DIR}/test_environment.cmake)
+  file(WRITE ${file}
+       "file(REAL_PATH . here) # the folder ctest reads this file in\n"
+       "set(ENV{MEMPLACE_CACHE} off)\n"
+       "set(ENV{XDG_CACHE_HOME} \"\${here}/test-home/cache\")\n"
+       "set(ENV{XDG_CONFIG_HOME} \"\${here}/test-home/config\")\n")
+  # Named relative to the folder ctest reads it in (it changes into each test folder), so that
+  # the include holds in a carried copy too.
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES test_environment.cmake)
+endfunction()
