@@ -572,6 +572,15 @@ def read_report(path):
         return None
 
 
+def input_argv(entry, inp, scratch):
+    """The input's command line, its files generated under SCRATCH/inputs once."""
+    inputs = scratch / "inputs" / f"{entry['program']}-{inp['name']}"
+    if inp.get("generate") and not (inputs / "done").is_file():
+        GENERATORS[inp["generate"]["kind"]](inputs, inp["generate"])
+        (inputs / "done").write_text("")
+    return [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
+
+
 def interleaved_plan(opts, memplace):
     """(variant, label) in run order: an original first, then every memplace run right after an
     original of its own, so that the machine's drift (clocks, the page cache, other tenants)
@@ -590,11 +599,7 @@ def measure(entry, inp, out, scratch, budget, opts):
     are in scratch (outputs can be large); their reports are copied to SCRATCH/reports (packed
     into RESULTS/reports.tgz by pack_reports)."""
     row = {"program": entry["program"], "input": inp["name"], "observes": entry["observes"]}
-    inputs = scratch / "inputs" / f"{entry['program']}-{inp['name']}"
-    if inp.get("generate") and not (inputs / "done").is_file():
-        GENERATORS[inp["generate"]["kind"]](inputs, inp["generate"])
-        (inputs / "done").write_text("")
-    argv = [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
+    argv = input_argv(entry, inp, scratch)
     work = scratch / "work" / entry["program"] / inp["name"]
     reports = scratch / "reports"
     reports.mkdir(parents=True, exist_ok=True)

@@ -14,10 +14,7 @@ N = int(os.environ.get("N", "12"))
 summary = []
 for name in sys.argv[2:]:
     entry = progs[name]; inp = entry["inputs"][0]
-    inputs = scratch / "inputs" / f"{name}-{inp['name']}"
-    if inp.get("generate") and not (inputs / "done").is_file():
-        R.GENERATORS[inp["generate"]["kind"]](inputs, inp["generate"]); (inputs / "done").write_text("")
-    argv = [a.replace("{inputs}", str(inputs)) for a in inp["argv"]]
+    argv = R.input_argv(entry, inp, scratch)
     orig = R.unpack(out, scratch, entry, "original"); mine = R.unpack(out, scratch, entry, "memplace")
     cache = scratch / "cache" / name; shutil.rmtree(cache, ignore_errors=True)
     base = R.run_env("original", entry, out)
