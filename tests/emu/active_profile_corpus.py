@@ -53,8 +53,9 @@ def build(args, prog, d):
 
 def run(binary, d, mode, timeout):
     env = dict(os.environ)
-    for k in ("MEMPLACE", "MEMPLACE_DISPATCH", "MEMPLACE_CACHE"):
+    for k in ("MEMPLACE", "MEMPLACE_DISPATCH"):
         env.pop(k, None)
+    env["MEMPLACE_CACHE"] = "off"  # both modes trace: neither may find the other's decisions
     tdir = os.path.join(d, "traces_" + mode)
     os.makedirs(tdir, exist_ok=True)
     for f in os.listdir(tdir):

@@ -1043,6 +1043,9 @@ def run_one(ctx, inp, run, ph, d):
     for k in list(env):
         if k.startswith("MEMPLACE_"):
             del env[k]
+    # No decision cache unless the case names one (on by default: a case would find what an
+    # earlier case decided).
+    env["MEMPLACE_CACHE"] = "off"
     env_shown = {}
     for k, v in run.env.items():
         v = expand(v, ph)
