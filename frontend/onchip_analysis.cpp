@@ -10,6 +10,7 @@
 
 #include "kernelinfo/onchip.h"
 
+#include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Analysis/CFG.h>
 #include <fmt/format.h>
 
@@ -39,6 +40,45 @@ const FunctionDecl* inlinableBody(const CallExpr* call, const Locator& loc) {
         return nullptr;
     }
     return def;
+}
+
+/// The first `__shared__` variable the kernel or a helper it calls reaches that is not one of its
+/// arrays (a scalar, a structure): its accesses are not sites, so no barrier can be judged
+/// without them (a `__shared__ int next` written by one thread and read by all after a barrier).
+class UntrackedSharedFinder : public RecursiveASTVisitor<UntrackedSharedFinder> {
+public:
+    UntrackedSharedFinder(const RawKernel& raw, const Locator& loc) : raw_(raw), loc_(loc) {}
+    bool VisitDeclRefExpr(DeclRefExpr* e) {
+        const auto* vd = dyn_cast<VarDecl>(e->getDecl());
+        if (vd != nullptr && vd->hasAttr<CUDASharedAttr>() && raw_.arrayOfDecl.count(vd) == 0) {
+            found = vd->getNameAsString();
+        }
+        return !found;
+    }
+    bool VisitCallExpr(CallExpr* call) {
+        const FunctionDecl* body = inlinableBody(call, loc_);
+        if (body != nullptr && seen_.size() < kMaxCallDepth * 8 && seen_.insert(body).second) {
+            TraverseStmt(body->getBody());
+        }
+        return !found;
+    }
+    std::optional<std::string> found;
+
+private:
+    const RawKernel& raw_;
+    const Locator& loc_;
+    std::set<const FunctionDecl*> seen_;
+};
+
+std::optional<std::string> untrackedShared(const RawKernel& raw, const Locator& loc) {
+    UntrackedSharedFinder finder(raw, loc);
+    finder.TraverseStmt(raw.fn->getBody());
+    if (!finder.found) {
+        return std::nullopt;
+    }
+    return fmt::format("'{}' is a __shared__ variable the analysis does not follow (not an array "
+                       "of the kernel): its accesses may cross any barrier",
+                       *finder.found);
 }
 
 struct Event {
@@ -326,6 +366,9 @@ void analyzeBarriers(const RawKernel& raw, const std::map<LocKey, int>& siteIds,
     }
     // Hidden accesses keep every barrier, and may be code too deep for a graph: none is built.
     std::optional<std::string> hidden = ki::hiddenAccess(k);
+    if (!hidden) {
+        hidden = untrackedShared(raw, loc);
+    }
     EventGraph graph(siteIds, loc, k);
     if (!hidden) {
         graph.build(raw.fn);
