@@ -172,10 +172,6 @@ def first_difference(original, other, names, drop, label):
     return None
 
 
-def ratio(x, base):
-    return round(x / base, 3) if x is not None and base else None
-
-
 def seconds_with_range(row, key):
     """'median (min-max)' of row[key + '_s'], three decimals; '-' when not measured."""
     median = row.get(f"{key}_s")
@@ -644,8 +640,7 @@ def measure(entry, inp, out, scratch, budget, opts):
 
 def paired_ratio(runs, kind):
     """The median over the memplace runs of one kind ("cold", "warm") of the run's wall time
-    over the original's run just before it (interleaved_plan); without such an original, over
-    the originals' median."""
+    over the original's run just before it (interleaved_plan); None without such pairs."""
     ratios, last = [], None
     for r in runs:
         if r["variant"] == "original":
